@@ -1,0 +1,96 @@
+"""Every setting Scoreline reads, from the environment, in one typed object.
+
+Built once at process start (API, worker, CLI) and passed down; workflows never see it.
+`<data-dir>/env`, written by `scoreline dev`, is read as a dotenv file so every command can talk to a
+running dev stack; real environment variables always win over it.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from enum import StrEnum
+from pathlib import Path
+from typing import Self
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from scoreline.durations import Duration, OptionalDuration
+
+DEFAULT_DATA_DIR = Path(".scoreline")
+ENV_FILE_NAME = "env"
+
+
+class Environment(StrEnum):
+    DEVELOPMENT = "development"
+    PRODUCTION = "production"
+
+
+class Settings(BaseSettings):
+    """Scoreline's configuration. Each field maps to the upper-case environment variable."""
+
+    model_config = SettingsConfigDict(env_ignore_empty=True, extra="ignore", frozen=True)
+
+    scoreline_env: Environment = Environment.DEVELOPMENT
+    data_dir: Path = Field(default=DEFAULT_DATA_DIR, validation_alias="SCORELINE_DATA_DIR")
+
+    database_url: str | None = None
+    redis_url: str | None = None
+    temporal_address: str = "127.0.0.1:7233"
+    temporal_namespace: str = "default"
+    temporal_task_queue: str = "scoreline"
+    temporal_watch_task_queue: str = "scoreline-watch"
+
+    provider_url: str = "http://127.0.0.1:8100"
+    provider_token: SecretStr = SecretStr("dev-provider-token")
+    provider_timeout: Duration = timedelta(seconds=5)
+
+    poll_interval_live: OptionalDuration = timedelta(seconds=2.5)
+    poll_interval_idle: OptionalDuration = timedelta(seconds=5)
+    reconcile_interval: OptionalDuration = timedelta(seconds=60)
+    fixture_sync_interval: OptionalDuration = timedelta(seconds=60)
+
+    apns_url: str = "https://127.0.0.1:8443"
+    apns_team_id: str = "DEVTEAM123"
+    apns_key_id: str = "DEVKEY1234"
+    apns_key_path: Path | None = None
+    apns_topic: str = "com.scoreline.app"
+    apns_ca_file: Path | None = None
+    la_min_update_interval: Duration = timedelta(seconds=5)
+
+    api_host: str = "127.0.0.1"
+    api_port: int = 8000
+    log_level: str = "info"
+    log_format: str | None = None
+
+    @model_validator(mode="after")
+    def _production_needs_real_services(self) -> Self:
+        if self.scoreline_env is Environment.PRODUCTION:
+            missing = [name for name in ("database_url", "redis_url") if getattr(self, name) is None]
+            if missing:
+                raise ValueError(f"production needs {', '.join(n.upper() for n in missing)}")
+            if self.provider_token.get_secret_value() == "dev-provider-token":
+                raise ValueError("production needs a real PROVIDER_TOKEN")
+        return self
+
+    @property
+    def is_production(self) -> bool:
+        return self.scoreline_env is Environment.PRODUCTION
+
+    def require_database_url(self) -> str:
+        if self.database_url is None:
+            raise RuntimeError("DATABASE_URL is not set (start `scoreline dev` or set it)")
+        return self.database_url
+
+    def require_redis_url(self) -> str:
+        if self.redis_url is None:
+            raise RuntimeError("REDIS_URL is not set (start `scoreline dev` or set it)")
+        return self.redis_url
+
+
+def load_settings(data_dir: Path | None = None) -> Settings:
+    """Read the environment, with `<data-dir>/env` (if present) underneath it."""
+    directory = data_dir or Settings().data_dir
+    env_file = directory / ENV_FILE_NAME
+    overrides: dict[str, object] = {"data_dir": directory} if data_dir is not None else {}
+    return Settings(_env_file=env_file if env_file.exists() else None, **overrides)  # type: ignore[call-arg]
