@@ -60,6 +60,8 @@ class Settings(BaseSettings):
 
     api_host: str = "127.0.0.1"
     api_port: int = 8000
+    api_url: str = "http://127.0.0.1:8000"
+    apns_admin_url: str = "http://127.0.0.1:8444"
     log_level: str = "info"
     log_format: str | None = None
 
@@ -92,5 +94,5 @@ def load_settings(data_dir: Path | None = None) -> Settings:
     """Read the environment, with `<data-dir>/env` (if present) underneath it."""
     directory = data_dir or Settings().data_dir
     env_file = directory / ENV_FILE_NAME
-    overrides: dict[str, object] = {"data_dir": directory} if data_dir is not None else {}
-    return Settings(_env_file=env_file if env_file.exists() else None, **overrides)  # type: ignore[call-arg]
+    settings = Settings(_env_file=env_file if env_file.exists() else None)  # type: ignore[call-arg]
+    return settings.model_copy(update={"data_dir": directory})

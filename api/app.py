@@ -1,0 +1,35 @@
+"""The FastAPI application: thin routes over the workflow (writes) and Postgres/Redis (reads)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import redis.asyncio as aioredis
+from fastapi import FastAPI
+
+from api.errors import install_error_handlers
+from api.resources import Resources
+from api.routes import health
+from api.tracing import TraceMiddleware
+from scoreline.db.engine import create_engine
+from scoreline.settings import Settings
+
+
+def create_app(settings: Settings) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = create_engine(settings.require_database_url())
+        redis = aioredis.Redis.from_url(settings.require_redis_url())
+        app.state.resources = Resources(settings=settings, engine=engine, redis=redis)
+        try:
+            yield
+        finally:
+            await redis.aclose()
+            await engine.dispose()
+
+    app = FastAPI(title="Scoreline", version="0.1.0", lifespan=lifespan)
+    app.add_middleware(TraceMiddleware)
+    install_error_handlers(app)
+    app.include_router(health.router)
+    return app

@@ -1,0 +1,30 @@
+"""The API process's long-lived connections, opened in the lifespan and shared by every request."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+import redis.asyncio as aioredis
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio.client import Client
+
+from scoreline.settings import Settings
+from scoreline.temporal.client import connect_from
+
+
+@dataclass
+class Resources:
+    settings: Settings
+    engine: AsyncEngine
+    redis: aioredis.Redis
+    _temporal: Client | None = field(default=None, init=False)
+    _temporal_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False)
+
+    async def temporal(self) -> Client:
+        """Connect on first use, so the API starts (and reports not-ready) while Temporal is down."""
+        if self._temporal is None:
+            async with self._temporal_lock:
+                if self._temporal is None:
+                    self._temporal = await connect_from(self.settings)
+        return self._temporal

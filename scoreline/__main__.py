@@ -1,0 +1,3 @@
+from scoreline.cli import main
+
+main()

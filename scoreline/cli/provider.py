@@ -1,0 +1,52 @@
+"""`scoreline provider ...`: look at provider data the way the ingest sees it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from workflows.normaliser import ProviderPayloadError, normalise_fixture
+
+provider_app = typer.Typer(
+    help="Provider (SportMonks) tools: normalise fixture JSON into Scoreline snapshots.",
+    no_args_is_help=True,
+)
+
+EXIT_BAD_INPUT = 2
+
+
+@provider_app.callback()
+def _provider() -> None:
+    """Provider (SportMonks) tools."""
+    # A callback keeps `normalize` a subcommand even while it is the only one.
+
+
+@provider_app.command("normalize")
+def normalize(
+    file: Annotated[
+        str,
+        typer.Argument(
+            help="A fixture JSON file: a bare fixture, a {'data': {...}} response or a recording line "
+            "{'t': ..., 'fixture': {...}}. '-' reads stdin.",
+        ),
+    ] = "-",
+) -> None:
+    """Print the fixture as a normalised snapshot (JSON); exit 2 if it is not a fixture."""
+    try:
+        text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+        payload = json.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        typer.echo(f"error: cannot read a JSON document from {file}: {exc}", err=True)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    if isinstance(payload, dict) and "fixture" in payload and "id" not in payload:
+        payload = payload["fixture"]  # a recording line
+    try:
+        snapshot = normalise_fixture(payload)
+    except ProviderPayloadError as exc:
+        typer.echo(f"error: not a fixture: {exc}", err=True)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    typer.echo(json.dumps(snapshot.model_dump(mode="json"), indent=2, ensure_ascii=False))

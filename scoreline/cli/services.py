@@ -1,0 +1,56 @@
+"""`scoreline worker`, `scoreline api`, `scoreline migrate`: the production processes."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+import typer
+
+from scoreline.cli.common import DataDirOption, prepare
+
+
+def worker(data_dir: DataDirOption = None) -> None:
+    """Run a Temporal worker: every match workflow and activity, until SIGINT/SIGTERM."""
+    from workers.main import run
+
+    settings = prepare(data_dir)
+    asyncio.run(run(settings))
+
+
+def api(
+    data_dir: DataDirOption = None,
+    host: Annotated[str | None, typer.Option(help="Interface to bind (default API_HOST).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port to bind (default API_PORT).")] = None,
+) -> None:
+    """Serve the HTTP API (commands, reads, streams, devices, feeds) with uvicorn."""
+    import uvicorn
+
+    from api.app import create_app
+
+    settings = prepare(data_dir)
+    uvicorn.run(
+        create_app(settings),
+        host=host or settings.api_host,
+        port=port or settings.api_port,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+    )
+
+
+def migrate(
+    data_dir: DataDirOption = None,
+    revision: Annotated[str, typer.Option(help="Target revision.")] = "head",
+    down: Annotated[bool, typer.Option("--down", help="Downgrade to --revision instead.")] = False,
+) -> None:
+    """Apply the Alembic migrations to DATABASE_URL (upgrade to head by default)."""
+    from scoreline.db import migrate as migrations
+
+    settings = prepare(data_dir)
+    database_url = settings.require_database_url()
+    if down:
+        migrations.downgrade(database_url, revision)
+    else:
+        migrations.upgrade(database_url, revision)
+    typer.echo(f"database at {'downgraded to' if down else 'upgraded to'} {revision}")

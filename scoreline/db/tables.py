@@ -1,0 +1,283 @@
+"""The schema, as SQLAlchemy Core tables: what the code reads and writes.
+
+Alembic migrations under `migrations/versions/` are the only way the database changes; a test
+compares these tables with a freshly migrated database so the two never drift.
+
+The exactly-once guarantees of design §3 are constraints here, not code elsewhere:
+`match_event` (fixture, stream, provider id), `command.command_id`, `timeline_item` (fixture, seq)
+and `effect_log` (fixture, event key, effect, target) are unique, so a retried or replayed write is
+a no-op by construction.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Column,
+    DateTime,
+    ForeignKey,
+    Identity,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    SmallInteger,
+    Table,
+    Text,
+    UniqueConstraint,
+    func,
+    text,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
+from sqlalchemy.dialects.postgresql import base as postgresql_base
+from sqlalchemy.types import UserDefinedType
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class Xid8(UserDefinedType[int]):
+    """Postgres' 64-bit transaction id, which SQLAlchemy has no type for."""
+
+    cache_ok = True
+
+    def get_col_spec(self, **_: object) -> str:
+        return "xid8"
+
+
+# Let reflection (Alembic's drift check) recognise the column instead of warning about it.
+postgresql_base.ischema_names["xid8"] = Xid8
+
+
+def _created_at() -> Column[datetime]:
+    return Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now())
+
+
+def _updated_at() -> Column[datetime]:
+    return Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now())
+
+
+fixture = Table(
+    "fixture",
+    metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=False, comment="the provider's fixture id"),
+    Column("sport", Text, nullable=False, server_default="football"),
+    Column("league_id", BigInteger),
+    Column("season_id", BigInteger),
+    Column("name", Text, nullable=False),
+    Column("starting_at", DateTime(timezone=True)),
+    Column("venue_id", BigInteger),
+    Column("home_team", JSONB, comment="{id, name, short_code, image}"),
+    Column("away_team", JSONB),
+    Column("competition", JSONB, comment="{id, name}"),
+    Column("state", Text, nullable=False, server_default="scheduled", comment="normalised state"),
+    Column("provider_state_id", Integer),
+    Column("source", Text, nullable=False, server_default="provider", comment="provider | desk"),
+    _created_at(),
+    _updated_at(),
+    CheckConstraint("source IN ('provider', 'desk')", name="source"),
+)
+Index("ix_fixture_state_starting_at", fixture.c.state, fixture.c.starting_at)
+
+match_event = Table(
+    "match_event",
+    metadata,
+    Column("id", BigInteger, Identity(), primary_key=True),
+    Column("fixture_id", BigInteger, ForeignKey("fixture.id", ondelete="CASCADE"), nullable=False),
+    Column("stream", Text, nullable=False, comment="events | timeline: SportMonks' two id spaces"),
+    Column("provider_event_id", BigInteger, nullable=False),
+    Column("type", Text, nullable=False),
+    Column("provider_type_id", Integer),
+    Column("minute", SmallInteger),
+    Column("extra_minute", SmallInteger),
+    Column("sort_order", Integer),
+    Column("side", Text, comment="home | away | null"),
+    Column("body", JSONB, nullable=False, comment="the normalised item as last seen"),
+    Column("body_hash", Text, nullable=False),
+    Column("source", Text, nullable=False, comment="live | reconcile | postmatch | replay"),
+    Column("missing_count", SmallInteger, nullable=False, server_default="0"),
+    Column("retracted_at", DateTime(timezone=True)),
+    Column("first_seen_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("last_seen_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    UniqueConstraint("fixture_id", "stream", "provider_event_id"),
+    CheckConstraint("stream IN ('events', 'timeline')", name="stream"),
+    CheckConstraint("side IS NULL OR side IN ('home', 'away')", name="side"),
+    CheckConstraint("source IN ('live', 'reconcile', 'postmatch', 'replay')", name="source"),
+)
+
+command = Table(
+    "command",
+    metadata,
+    Column("command_id", Text, primary_key=True, comment="the sender's key, resent on every retry"),
+    Column("fixture_id", BigInteger, ForeignKey("fixture.id", ondelete="CASCADE"), nullable=False),
+    Column("sender", Text, nullable=False, comment="the desk or operator that sent it"),
+    Column("code", Text, nullable=False),
+    Column("input", JSONB, nullable=False),
+    Column("payload_hash", Text, nullable=False),
+    Column("saw", BigInteger),
+    Column("outcome", Text, nullable=False),
+    Column("answer", JSONB, nullable=False, comment="the exact answer, returned again to a duplicate"),
+    Column("seq", BigInteger),
+    Column("sent_at", DateTime(timezone=True)),
+    Column("trace_id", Text),
+    _created_at(),
+    CheckConstraint("outcome IN ('accepted', 'refused', 'conflict')", name="outcome"),
+)
+Index("ix_command_fixture_id", command.c.fixture_id)
+
+timeline_item = Table(
+    "timeline_item",
+    metadata,
+    Column("id", BigInteger, Identity(), primary_key=True),
+    Column("fixture_id", BigInteger, ForeignKey("fixture.id", ondelete="CASCADE"), nullable=False),
+    Column("seq", BigInteger, nullable=False, comment="1, 2, 3 … per fixture: the version"),
+    Column(
+        "kind",
+        Text,
+        nullable=False,
+        comment="event | amendment | retraction | state | score | command",
+    ),
+    Column("origin", Text, nullable=False, comment="provider | desk"),
+    Column("match_event_id", BigInteger, ForeignKey("match_event.id", ondelete="CASCADE")),
+    Column("command_id", Text, ForeignKey("command.command_id", ondelete="CASCADE")),
+    Column("target_seq", BigInteger, comment="the entry an amendment, retraction or undo refers to"),
+    Column("minute", SmallInteger),
+    Column("extra_minute", SmallInteger),
+    Column("body", JSONB, nullable=False),
+    Column("trace_id", Text),
+    _created_at(),
+    UniqueConstraint("fixture_id", "seq"),
+    CheckConstraint("seq > 0", name="seq_positive"),
+    CheckConstraint("origin IN ('provider', 'desk')", name="origin"),
+    CheckConstraint("kind IN ('event', 'amendment', 'retraction', 'state', 'score', 'command')", name="kind"),
+)
+
+scoreboard = Table(
+    "scoreboard",
+    metadata,
+    Column("fixture_id", BigInteger, ForeignKey("fixture.id", ondelete="CASCADE"), primary_key=True),
+    Column("version", BigInteger, nullable=False, comment="the last timeline seq folded in"),
+    Column("state", Text, nullable=False),
+    Column("home_score", SmallInteger, nullable=False, server_default="0"),
+    Column("away_score", SmallInteger, nullable=False, server_default="0"),
+    Column("body", JSONB, nullable=False, comment="period scores, clock, cards, sport-specific"),
+    _updated_at(),
+)
+
+effect_log = Table(
+    "effect_log",
+    metadata,
+    Column("id", BigInteger, Identity(), primary_key=True),
+    Column("fixture_id", BigInteger, ForeignKey("fixture.id", ondelete="CASCADE"), nullable=False),
+    Column("event_key", Text, nullable=False),
+    Column("effect", Text, nullable=False, comment="e.g. la.alert, la.start, la.end"),
+    Column("target", Text, nullable=False, comment="e.g. a live_activity id"),
+    Column("outcome", JSONB),
+    _created_at(),
+    UniqueConstraint("fixture_id", "event_key", "effect", "target"),
+)
+
+domain_event = Table(
+    "domain_event",
+    metadata,
+    Column("id", BigInteger, Identity(), primary_key=True),
+    Column(
+        "xid",
+        Xid8(),
+        nullable=False,
+        server_default=text("pg_current_xact_id()"),
+        comment="xid8: readers stop below pg_snapshot_xmin so a late commit is never skipped",
+    ),
+    Column("fixture_id", BigInteger, ForeignKey("fixture.id", ondelete="CASCADE"), nullable=False),
+    Column("seq", BigInteger),
+    Column("kind", Text, nullable=False),
+    Column("payload", JSONB, nullable=False),
+    Column("trace_id", Text),
+    _created_at(),
+)
+
+Index("ix_domain_event_xid_id", domain_event.c.xid, domain_event.c.id)
+
+device = Table(
+    "device",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True, server_default=text("gen_random_uuid()")),
+    Column("install_id", Text, nullable=False, unique=True),
+    Column("platform", Text, nullable=False),
+    Column("environment", Text, nullable=False),
+    Column("token_hash", Text, nullable=False, comment="sha-256 of the device's API secret"),
+    Column("push_to_start_token", Text),
+    Column("push_to_start_active", Boolean, nullable=False, server_default=text("true")),
+    Column("app_version", Text),
+    Column("locale", Text),
+    _created_at(),
+    _updated_at(),
+    CheckConstraint("platform IN ('ios')", name="platform"),
+    CheckConstraint("environment IN ('sandbox', 'production')", name="environment"),
+)
+
+follow = Table(
+    "follow",
+    metadata,
+    Column("device_id", UUID(as_uuid=True), ForeignKey("device.id", ondelete="CASCADE"), nullable=False),
+    Column("fixture_id", BigInteger, ForeignKey("fixture.id", ondelete="CASCADE"), nullable=False),
+    _created_at(),
+    PrimaryKeyConstraint("device_id", "fixture_id"),
+)
+Index("ix_follow_fixture_id", follow.c.fixture_id)
+
+live_activity = Table(
+    "live_activity",
+    metadata,
+    Column("id", BigInteger, Identity(), primary_key=True),
+    Column("device_id", UUID(as_uuid=True), ForeignKey("device.id", ondelete="CASCADE"), nullable=False),
+    Column("fixture_id", BigInteger, ForeignKey("fixture.id", ondelete="CASCADE"), nullable=False),
+    Column("status", Text, nullable=False, server_default="pending"),
+    Column("push_token", Text),
+    Column("push_token_active", Boolean, nullable=False, server_default=text("true")),
+    Column("last_timestamp", BigInteger, comment="the aps timestamp of the last update sent"),
+    Column("last_content_state", JSONB),
+    Column("last_routine_at", DateTime(timezone=True)),
+    Column("started_at", DateTime(timezone=True)),
+    Column("ended_at", DateTime(timezone=True)),
+    _created_at(),
+    _updated_at(),
+    UniqueConstraint("device_id", "fixture_id"),
+    CheckConstraint("status IN ('pending', 'active', 'ended', 'failed')", name="status"),
+)
+Index("ix_live_activity_fixture_id_status", live_activity.c.fixture_id, live_activity.c.status)
+
+published_document = Table(
+    "published_document",
+    metadata,
+    Column("doc_key", Text, nullable=False, comment="e.g. match/81000001, fixtures/2026-03-14"),
+    Column("version", BigInteger, nullable=False),
+    Column("content_hash", Text, nullable=False, comment="of the body without timestamps"),
+    Column("etag", Text, nullable=False),
+    Column("body", JSONB, nullable=False),
+    Column("competition_id", BigInteger),
+    _created_at(),
+    PrimaryKeyConstraint("doc_key", "version"),
+)
+
+partner = Table(
+    "partner",
+    metadata,
+    Column("id", BigInteger, Identity(), primary_key=True),
+    Column("name", Text, nullable=False, unique=True),
+    Column("api_key_hash", Text, nullable=False, unique=True),
+    Column("competitions", ARRAY(BigInteger), nullable=False, server_default="{}"),
+    Column("active", Boolean, nullable=False, server_default=text("true")),
+    _created_at(),
+)

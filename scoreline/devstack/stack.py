@@ -1,0 +1,329 @@
+"""The dev stack supervisor: start every part in order, check each answers, stop them all for sure.
+
+Order matters: Postgres, Redis and Temporal first (the rest need them), then the migrations, then
+the simulators, the worker and the API together. A part that fails to start stops the others and
+the stack exits non-zero naming it; a part that dies later does the same. Ctrl-C / SIGTERM stop
+everything in reverse order and exit 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import uuid
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+from datetime import timedelta
+from pathlib import Path
+
+from scoreline.db import migrate
+from scoreline.devstack import embedded, health
+from scoreline.devstack.envfile import write_env_file
+from scoreline.devstack.ports import choose_port
+from scoreline.devstack.process import ChildProcess
+from scoreline.logging import get_logger
+from scoreline.settings import ENV_FILE_NAME, Settings
+from scoreline.temporal.client import connect
+from workflows.probe import WorkerProbeInput, WorkerProbeWorkflow
+
+log = get_logger(__name__)
+
+DATABASE_NAME = "scoreline"
+STARTUP_TIMEOUT = 90.0
+
+
+OnReady = Callable[["DevStack"], Coroutine[Any, Any, None]]
+"""Runs once every part is ready (the demo's live monitor); cancelled when the stack stops."""
+
+
+@dataclass(frozen=True)
+class DevOptions:
+    data_dir: Path
+    api_port: int = 8000
+    recordings: tuple[Path, ...] = ()
+    speed: float = 1.0
+    start_in: float = 30.0
+
+
+@dataclass(frozen=True)
+class Ports:
+    api: int
+    temporal: int
+    temporal_ui: int
+    provider: int
+    apns: int
+    apns_admin: int
+    postgres: int
+    redis: int
+
+    @classmethod
+    def choose(cls, api_port: int) -> Ports:
+        taken: set[int] = set()
+        return cls(
+            api=choose_port(api_port, taken),
+            temporal=choose_port(7233, taken),
+            temporal_ui=choose_port(8233, taken),
+            provider=choose_port(8100, taken),
+            apns=choose_port(8443, taken),
+            apns_admin=choose_port(8444, taken),
+            postgres=choose_port(5432, taken),
+            redis=choose_port(6379, taken),
+        )
+
+
+class PartFailed(RuntimeError):
+    def __init__(self, part: str, reason: str, log_path: Path | None = None) -> None:
+        where = f" (log: {log_path})" if log_path else ""
+        super().__init__(f"{part} failed to start: {reason}{where}")
+        self.part = part
+
+
+@dataclass
+class DevStack:
+    """One run of `scoreline dev`. `environment` is the caller's settings, read from the real env only."""
+
+    options: DevOptions
+    environment: Settings
+    children: list[ChildProcess] = field(default_factory=list)
+    addresses: dict[str, str] = field(default_factory=dict)
+    child_env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def logs(self) -> Path:
+        return self.options.data_dir / "logs"
+
+    async def run(self, on_ready: OnReady | None = None) -> int:
+        """Start, report ready, wait for a signal or a death, stop. Returns the exit code."""
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            return await self._run_until_stopped(stop, on_ready)
+        finally:
+            await self.stop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+
+    async def _run_until_stopped(
+        self, stop: asyncio.Event, on_ready: OnReady | None
+    ) -> int:
+        startup = asyncio.create_task(self.start())
+        stopped = asyncio.create_task(stop.wait())
+        await asyncio.wait({startup, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        if not startup.done():
+            startup.cancel()
+            await asyncio.gather(startup, return_exceptions=True)
+            return 0
+        try:
+            startup.result()
+        except PartFailed as failure:
+            stopped.cancel()
+            print(f"scoreline dev: {failure}", file=sys.stderr, flush=True)
+            return 1
+        print(self.ready_line(), flush=True)
+        watchers = [asyncio.create_task(self._watch(child)) for child in self.children]
+        extra = [asyncio.create_task(on_ready(self))] if on_ready else []
+        done, _ = await asyncio.wait({stopped, *watchers}, return_when=asyncio.FIRST_COMPLETED)
+        for task in (*watchers, *extra, stopped):
+            task.cancel()
+        await asyncio.gather(*watchers, *extra, stopped, return_exceptions=True)
+        if stopped in done:
+            return 0
+        death = next(task for task in done if task is not stopped)
+        print(f"scoreline dev: {death.result()}; stopping everything", file=sys.stderr, flush=True)
+        return 1
+
+    async def _watch(self, child: ChildProcess) -> str:
+        code = await child.wait()
+        return f"{child.name} exited unexpectedly with code {code} (log: {child.log_path})"
+
+    async def start(self) -> None:
+        self.options.data_dir.mkdir(parents=True, exist_ok=True)
+        ports = Ports.choose(self.options.api_port)
+        database_url = self.environment.database_url or await self._start_postgres(ports.postgres)
+        redis_url = self.environment.redis_url or await self._start_redis(ports.redis)
+        temporal = await self._start_temporal(ports)
+        await self._migrate(database_url)
+        self._set_addresses(ports, database_url, redis_url, temporal)
+        await asyncio.gather(
+            self._start_apns(ports), self._start_provider(ports), self._start_worker(), self._start_api(ports)
+        )
+        await self._probe_worker(temporal)
+        write_env_file(self.options.data_dir / ENV_FILE_NAME, self.child_env)
+
+    async def stop(self) -> None:
+        """Reverse start order: the API and worker leave before the services they use."""
+        for child in reversed(self.children):
+            await child.stop()
+
+    def ready_line(self) -> str:
+        return "ready " + " ".join(f"{name}={url}" for name, url in self.addresses.items())
+
+    # -- parts -------------------------------------------------------------------------------
+
+    async def _launch(
+        self, child: ChildProcess, check: health.Check, timeout: float = STARTUP_TIMEOUT
+    ) -> None:
+        self.children.append(child)
+        try:
+            await child.start()
+        except OSError as error:
+            raise PartFailed(child.name, str(error), child.log_path) from error
+
+        def died() -> str | None:
+            if child.returncode is None:
+                return None
+            return f"exited with code {child.returncode}:\n{child.log_tail()}"
+
+        try:
+            await health.wait_until_ready(check, timeout=timeout, gave_up=died)
+        except health.ReadinessError as error:
+            raise PartFailed(child.name, str(error), child.log_path) from error
+        log.info("part ready", part=child.name, pid=child.pid)
+
+    async def _start_postgres(self, port: int) -> str:
+        try:
+            server = embedded.postgres_process(
+                self.options.data_dir / "postgres", port, self.logs / "postgres.log"
+            )
+        except (RuntimeError, OSError) as error:
+            raise PartFailed("postgres", str(error)) from error
+        await self._launch(server.process, lambda: health.postgres_problem(server.url))
+        return await embedded.ensure_database(server.url, DATABASE_NAME)
+
+    async def _start_redis(self, port: int) -> str:
+        url = f"redis://127.0.0.1:{port}/0"
+        child = embedded.redis_process(port, self.options.data_dir / "redis", self.logs / "redis.log")
+        await self._launch(child, lambda: health.redis_problem(url))
+        return url
+
+    async def _start_temporal(self, ports: Ports) -> str:
+        address = f"127.0.0.1:{ports.temporal}"
+        try:
+            child = embedded.temporal_process(
+                ports.temporal,
+                ports.temporal_ui,
+                self.options.data_dir / "temporal" / "temporal.db",
+                self.logs / "temporal.log",
+            )
+        except RuntimeError as error:
+            raise PartFailed("temporal", str(error)) from error
+        await self._launch(child, lambda: health.temporal_problem(address))
+        await self._wait_for(
+            "temporal-ui", lambda: health.http_problem(f"http://127.0.0.1:{ports.temporal_ui}/"), child
+        )
+        return address
+
+    async def _wait_for(self, part: str, check: health.Check, owner: ChildProcess) -> None:
+        def died() -> str | None:
+            return None if owner.returncode is None else f"{owner.name} exited with code {owner.returncode}"
+
+        try:
+            await health.wait_until_ready(check, timeout=STARTUP_TIMEOUT, gave_up=died)
+        except health.ReadinessError as error:
+            raise PartFailed(part, str(error), owner.log_path) from error
+
+    async def _migrate(self, database_url: str) -> None:
+        try:
+            await asyncio.to_thread(migrate.upgrade, database_url)
+        except Exception as error:  # any migration failure stops the stack, named
+            raise PartFailed("migrate", f"{type(error).__name__}: {error}") from error
+
+    def _set_addresses(self, ports: Ports, database_url: str, redis_url: str, temporal: str) -> None:
+        self.addresses = {
+            "api": f"http://127.0.0.1:{ports.api}",
+            "temporal": temporal,
+            "temporal-ui": f"http://127.0.0.1:{ports.temporal_ui}",
+            "provider": f"http://127.0.0.1:{ports.provider}",
+            "apns": f"https://127.0.0.1:{ports.apns}",
+            "apns-admin": f"http://127.0.0.1:{ports.apns_admin}",
+            "postgres": database_url,
+            "redis": redis_url,
+        }
+        apns_dir = self.options.data_dir / "apns"
+        self.child_env = {
+            "DATABASE_URL": database_url,
+            "REDIS_URL": redis_url,
+            "TEMPORAL_ADDRESS": temporal,
+            "TEMPORAL_NAMESPACE": self.environment.temporal_namespace,
+            "TEMPORAL_UI_URL": self.addresses["temporal-ui"],
+            "API_URL": self.addresses["api"],
+            "PROVIDER_URL": self.addresses["provider"],
+            "PROVIDER_TOKEN": self.environment.provider_token.get_secret_value(),
+            "APNS_URL": self.addresses["apns"],
+            "APNS_ADMIN_URL": self.addresses["apns-admin"],
+            "APNS_TEAM_ID": self.environment.apns_team_id,
+            "APNS_KEY_ID": self.environment.apns_key_id,
+            "APNS_TOPIC": self.environment.apns_topic,
+            "APNS_KEY_PATH": str(apns_dir / f"AuthKey_{self.environment.apns_key_id}.p8"),
+            "APNS_CA_FILE": str(apns_dir / "cert.pem"),
+            "SCORELINE_DATA_DIR": str(self.options.data_dir),
+        }
+
+    def _scoreline(self, name: str, *args: str) -> ChildProcess:
+        env = {**os.environ, **self.child_env, "LOG_FORMAT": "json", "PYTHONUNBUFFERED": "1"}
+        argv = [sys.executable, "-m", "scoreline", *args]
+        return ChildProcess(name, argv, self.logs / f"{name}.log", env=env)
+
+    async def _start_apns(self, ports: Ports) -> None:
+        child = self._scoreline(
+            "apns",
+            "sim", "apns",
+            "--data-dir", str(self.options.data_dir),
+            "--port", str(ports.apns),
+            "--admin-port", str(ports.apns_admin),
+        )  # fmt: skip
+        await self._launch(child, lambda: health.http_problem(f"{self.addresses['apns-admin']}/readyz"))
+
+    async def _start_provider(self, ports: Ports) -> None:
+        args = [
+            "sim", "provider",
+            "--port", str(ports.provider),
+            "--speed", f"{self.options.speed:g}",
+            "--start-in", f"{self.options.start_in:g}",
+        ]  # fmt: skip
+        for recording in self.options.recordings:
+            args += ["--recording", str(recording)]
+        child = self._scoreline("provider", *args)
+        await self._launch(child, lambda: health.http_problem(f"{self.addresses['provider']}/readyz"))
+
+    async def _start_worker(self) -> None:
+        child = self._scoreline("worker", "worker")
+        self.children.append(child)
+        await child.start()
+
+    async def _start_api(self, ports: Ports) -> None:
+        child = self._scoreline("api", "api", "--host", "127.0.0.1", "--port", str(ports.api))
+        await self._launch(child, lambda: health.http_problem(f"{self.addresses['api']}/readyz"))
+
+    async def _probe_worker(self, temporal: str) -> None:
+        """The worker is ready when it runs a workflow that reaches Postgres and Redis."""
+        worker = next(child for child in self.children if child.name == "worker")
+
+        async def check() -> str | None:
+            client = await connect(temporal, self.environment.temporal_namespace)
+            try:
+                result = await client.execute_workflow(
+                    WorkerProbeWorkflow.run,
+                    WorkerProbeInput(),
+                    id=f"worker-probe-{uuid.uuid4()}",
+                    task_queue=self.environment.temporal_task_queue,
+                    execution_timeout=timedelta(seconds=20),
+                )
+            except Exception as error:  # noqa: BLE001 - reported as the reason the worker is not ready
+                return f"probe workflow: {error}"
+            return None if result.ok else f"probe: postgres={result.postgres} redis={result.redis}"
+
+        def died() -> str | None:
+            if worker.returncode is None:
+                return None
+            return f"exited with code {worker.returncode}:\n{worker.log_tail()}"
+
+        try:
+            await health.wait_until_ready(check, timeout=STARTUP_TIMEOUT, gave_up=died)
+        except health.ReadinessError as error:
+            raise PartFailed("worker", str(error), worker.log_path) from error

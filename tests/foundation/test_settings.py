@@ -1,0 +1,96 @@
+"""Settings and duration strings: every interval is `<number><unit>` or `off`, production is strict."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from scoreline.durations import DurationError, format_duration, parse_duration
+from scoreline.settings import Environment, Settings, load_settings
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2.5s", timedelta(seconds=2.5)),
+        ("500ms", timedelta(milliseconds=500)),
+        ("1m", timedelta(minutes=1)),
+        ("1h", timedelta(hours=1)),
+        (" 60s ", timedelta(seconds=60)),
+        ("off", None),
+        ("OFF", None),
+    ],
+)
+def test_parse_duration_accepts_units_and_off(text: str, expected: timedelta | None) -> None:
+    """Each documented spelling parses to the right length, and `off` to None."""
+    assert parse_duration(text) == expected
+
+
+@pytest.mark.parametrize("text", ["2.5", "fast", "-1s", "0s", "1 day", "", "1.2.3s"])
+def test_parse_duration_refuses_ambiguous_or_bad_values(text: str) -> None:
+    """A number without a unit, a non-positive length or junk is refused with a DurationError."""
+    with pytest.raises(DurationError):
+        parse_duration(text)
+
+
+def test_format_duration_round_trips() -> None:
+    """What the dev stack writes into env files reads back to the same value."""
+    for value in (timedelta(seconds=2.5), timedelta(minutes=1), None):
+        assert parse_duration(format_duration(value)) == value
+
+
+def test_poll_interval_off_disables_polling(monkeypatch: pytest.MonkeyPatch) -> None:
+    """POLL_INTERVAL_LIVE=off is the kill switch: the setting becomes None, not an error."""
+    monkeypatch.setenv("POLL_INTERVAL_LIVE", "off")
+    monkeypatch.setenv("POLL_INTERVAL_IDLE", "7.5s")
+    settings = Settings()
+    assert settings.poll_interval_live is None
+    assert settings.poll_interval_idle == timedelta(seconds=7.5)
+
+
+def test_bad_interval_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A malformed interval fails at start, naming the field, rather than polling at a guess."""
+    monkeypatch.setenv("RECONCILE_INTERVAL", "soon")
+    with pytest.raises(ValidationError, match="reconcile_interval"):
+        Settings()
+
+
+def test_la_min_update_interval_cannot_be_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pacing of Live Activity updates is required; turning it off is refused."""
+    monkeypatch.setenv("LA_MIN_UPDATE_INTERVAL", "off")
+    with pytest.raises(ValidationError, match="la_min_update_interval"):
+        Settings()
+
+
+def test_production_refuses_missing_services(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In production there are no embedded fallbacks: DATABASE_URL and REDIS_URL are required."""
+    monkeypatch.setenv("SCORELINE_ENV", "production")
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    with pytest.raises(ValidationError, match="DATABASE_URL, REDIS_URL"):
+        Settings()
+
+
+def test_production_refuses_the_dev_provider_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The placeholder provider token is a development value only."""
+    monkeypatch.setenv("SCORELINE_ENV", "production")
+    monkeypatch.setenv("DATABASE_URL", "postgresql://db/scoreline")
+    monkeypatch.setenv("REDIS_URL", "redis://cache/0")
+    with pytest.raises(ValidationError, match="PROVIDER_TOKEN"):
+        Settings()
+    monkeypatch.setenv("PROVIDER_TOKEN", "real-token")
+    assert Settings().scoreline_env is Environment.PRODUCTION
+
+
+def test_env_file_is_under_the_real_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`<data-dir>/env` supplies a running stack's addresses; a real variable still wins."""
+    (tmp_path / "env").write_text("DATABASE_URL=postgresql://from-file/db\nREDIS_URL=redis://from-file/0\n")
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.setenv("REDIS_URL", "redis://from-env/0")
+    settings = load_settings(tmp_path)
+    assert settings.database_url == "postgresql://from-file/db"
+    assert settings.redis_url == "redis://from-env/0"
+    assert settings.data_dir == tmp_path

@@ -1,0 +1,1 @@
+"""Test harness helpers shared by every test package."""
