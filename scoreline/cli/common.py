@@ -30,5 +30,7 @@ def prepare(data_dir: Path | None) -> Settings:
 
 def refuse_in_production(settings: Settings, what: str) -> None:
     if settings.is_production:
-        typer.echo(f"error: {what} is a development tool and refuses to run with SCORELINE_ENV=production", err=True)
+        typer.echo(
+            f"error: {what} is a development tool and refuses to run with SCORELINE_ENV=production", err=True
+        )
         raise typer.Exit(2)

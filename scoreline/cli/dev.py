@@ -12,10 +12,9 @@ from scoreline.cli.common import DataDirOption, refuse_in_production
 from scoreline.logging import configure_logging
 from scoreline.settings import DEFAULT_DATA_DIR, Settings
 
-BUNDLED_RECORDINGS = Path(__file__).resolve().parents[2] / "recordings"
 DEMO_RECORDINGS = ("football-three-matches.jsonl",)
 DEMO_SPEED = 60.0
-"""A recorded match lasts about 115 minutes of replay time: at 60× it plays in about two."""
+"""A recorded match lasts about 115 minutes of replay time: at 60x it plays in about two."""
 DEMO_START_IN = 10.0
 
 
@@ -27,21 +26,36 @@ def _environment(data_dir: Path) -> Settings:
     return settings.model_copy(update={"data_dir": data_dir})
 
 
+def _bundled() -> tuple[Path, ...]:
+    from simulators.provider.config import BUNDLED_RECORDINGS_DIR
+
+    return tuple(BUNDLED_RECORDINGS_DIR / name for name in DEMO_RECORDINGS)
+
+
 def dev(
     data_dir: DataDirOption = None,
     api_port: Annotated[int, typer.Option(help="API port (a free one if taken).")] = 8000,
     recording: Annotated[
         list[Path] | None,
-        typer.Option("--recording", help="A recording for the provider simulator (repeatable).", exists=True),
+        typer.Option(
+            "--recording",
+            help="A recording for the provider simulator (repeatable; default: the bundled examples).",
+            exists=True,
+        ),
     ] = None,
-    speed: Annotated[float, typer.Option(help="Replay speed of the provider simulator (1 = real time).")] = 1.0,
-    start_in: Annotated[float, typer.Option(help="Seconds until the provider simulator's replay reaches t=0.")] = 30.0,
+    speed: Annotated[
+        float, typer.Option(help="Replay speed of the provider simulator (1 = real time).")
+    ] = 1.0,
+    start_in: Annotated[
+        float, typer.Option(help="Seconds until the provider simulator's replay reaches t=0.")
+    ] = 30.0,
 ) -> None:
     """Start everything (Temporal, Postgres, Redis, migrations, worker, API, simulators) until Ctrl-C."""
     from scoreline.devstack.stack import DevOptions, DevStack
 
     directory = (data_dir or DEFAULT_DATA_DIR).resolve()
-    options = DevOptions(directory, api_port, tuple(p.resolve() for p in recording or ()), speed, start_in)
+    recordings = tuple(p.resolve() for p in recording) if recording else _bundled()
+    options = DevOptions(directory, api_port, recordings, speed, start_in)
     code = asyncio.run(DevStack(options, _environment(directory)).run())
     raise typer.Exit(code)
 
@@ -55,7 +69,6 @@ def demo(
     from scoreline.devstack.stack import DevOptions, DevStack
 
     directory = (data_dir or DEFAULT_DATA_DIR).resolve()
-    recordings = tuple(BUNDLED_RECORDINGS / name for name in DEMO_RECORDINGS)
-    options = DevOptions(directory, api_port, recordings, DEMO_SPEED, DEMO_START_IN)
+    options = DevOptions(directory, api_port, _bundled(), DEMO_SPEED, DEMO_START_IN)
     code = asyncio.run(DevStack(options, _environment(directory)).run(on_ready=watch_matches))
     raise typer.Exit(code)

@@ -23,7 +23,9 @@ def provider(
     start_in: Annotated[float, typer.Option(help="Real seconds until replay time t=0.", min=0)] = 30.0,
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to bind.")] = 8100,
-    token: Annotated[str | None, typer.Option(help="API token clients must send (default PROVIDER_TOKEN).")] = None,
+    token: Annotated[
+        str | None, typer.Option(help="API token clients must send (default PROVIDER_TOKEN).")
+    ] = None,
 ) -> None:
     """Serve a SportMonks-style API that replays recordings on a clock, with fault injection."""
     from simulators.provider.config import ProviderSimConfig

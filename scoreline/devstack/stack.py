@@ -15,9 +15,9 @@ import sys
 import uuid
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from scoreline.db import migrate
 from scoreline.devstack import embedded, health
@@ -108,9 +108,7 @@ class DevStack:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
 
-    async def _run_until_stopped(
-        self, stop: asyncio.Event, on_ready: OnReady | None
-    ) -> int:
+    async def _run_until_stopped(self, stop: asyncio.Event, on_ready: OnReady | None) -> int:
         startup = asyncio.create_task(self.start())
         stopped = asyncio.create_task(stop.wait())
         await asyncio.wait({startup, stopped}, return_when=asyncio.FIRST_COMPLETED)

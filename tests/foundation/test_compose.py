@@ -70,7 +70,9 @@ def test_service_command_is_a_real_entry_point(service: str) -> None:
     args = [arg.replace("/app/", f"{ROOT}/", 1) if arg.startswith("/app/") else arg for arg in command[1:]]
     while hasattr(target, "list_commands"):
         name = args.pop(0)
-        target = target.get_command(target.make_context(target.name, [name, "--help"], resilient_parsing=True), name)
+        target = target.get_command(
+            target.make_context(target.name, [name, "--help"], resilient_parsing=True), name
+        )
         assert target is not None, f"{service}: no command {name!r}"
     # Parsing refuses unknown options and bad values, as the container would at start.
     target.make_context(target.name, args)
