@@ -19,11 +19,11 @@ dev: install
 	$(RUN) scoreline dev
 
 test: install
-	$(RUN) pytest
+	$(RUN) pytest $(PYTEST_ARGS)
 
 # The same suite on embedded Postgres and Redis even where the machine has its own.
 test-embedded: install
-	SCORELINE_TEST_EMBEDDED=1 $(RUN) pytest
+	SCORELINE_TEST_EMBEDDED=1 $(RUN) pytest $(PYTEST_ARGS)
 
 lint: install
 	$(RUN) ruff check .

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -9,7 +10,9 @@ from typing import Annotated
 
 import typer
 
+from scoreline.cli.common import DataDirOption, prepare
 from workflows.normaliser import ProviderPayloadError, normalise_fixture
+from workflows.snapshot import Snapshot
 
 provider_app = typer.Typer(
     help="Provider (SportMonks) tools: normalise fixture JSON into Scoreline snapshots.",
@@ -49,4 +52,34 @@ def normalize(
     except ProviderPayloadError as exc:
         typer.echo(f"error: not a fixture: {exc}", err=True)
         raise typer.Exit(EXIT_BAD_INPUT) from None
+    _print(snapshot)
+
+
+@provider_app.command("fetch")
+def fetch(
+    fixture_id: Annotated[int, typer.Argument(help="The provider's fixture id.", min=1)],
+    data_dir: DataDirOption = None,
+) -> None:
+    """Fetch one fixture from the configured provider and print it as a normalised snapshot."""
+    from activities.provider.client import SportMonksClient
+    from activities.provider.errors import ProviderError
+
+    settings = prepare(data_dir)
+
+    async def fetch_one() -> Snapshot | None:
+        async with SportMonksClient.from_settings(settings) as client:
+            return await client.fixture(fixture_id)
+
+    try:
+        snapshot = asyncio.run(fetch_one())
+    except ProviderError as exc:
+        typer.echo(f"error: {type(exc).__name__}: {exc}", err=True)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    if snapshot is None:
+        typer.echo(f"error: the provider has no fixture {fixture_id}", err=True)
+        raise typer.Exit(EXIT_BAD_INPUT)
+    _print(snapshot)
+
+
+def _print(snapshot: Snapshot) -> None:
     typer.echo(json.dumps(snapshot.model_dump(mode="json"), indent=2, ensure_ascii=False))
