@@ -10,7 +10,7 @@ from fastapi import FastAPI
 
 from api.errors import install_error_handlers
 from api.resources import Resources
-from api.routes import health
+from api.routes import health, matches
 from api.tracing import TraceMiddleware
 from scoreline.db.engine import create_engine
 from scoreline.settings import Settings
@@ -32,4 +32,5 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_middleware(TraceMiddleware)
     install_error_handlers(app)
     app.include_router(health.router)
+    app.include_router(matches.router)
     return app

@@ -44,11 +44,17 @@ class Settings(BaseSettings):
     provider_url: str = "http://127.0.0.1:8100"
     provider_token: SecretStr = SecretStr("dev-provider-token")
     provider_timeout: Duration = timedelta(seconds=5)
+    provider_breaker_cooldown: Duration = timedelta(seconds=30)
 
     poll_interval_live: OptionalDuration = timedelta(seconds=2.5)
     poll_interval_idle: OptionalDuration = timedelta(seconds=5)
     reconcile_interval: OptionalDuration = timedelta(seconds=60)
     fixture_sync_interval: OptionalDuration = timedelta(seconds=60)
+    fixture_sync_days_ahead: int = 1
+    kickoff_lead: Duration = timedelta(minutes=5)
+    full_time_settle: Duration = timedelta(minutes=5)
+    watch_heartbeat_timeout: Duration = timedelta(seconds=10)
+    watch_max_concurrent: int = 2000
 
     apns_url: str = "https://127.0.0.1:8443"
     apns_team_id: str = "DEVTEAM123"

@@ -1,6 +1,10 @@
-"""The worker process: every workflow and activity of Scoreline, on the configured task queues.
+"""The worker process: every workflow and activity of Scoreline, on two task queues.
 
-Dependencies (engine, Redis) are built here, injected into activity classes, and closed on exit.
+Watch activities hold a slot for a whole match, so they run on their own queue with a large slot
+count; workflows and the short activities (ingest fetches, fixture sync, probes) share the main
+queue and never wait behind pollers (design §2). Dependencies (engine, Redis, the provider
+client with its one connection pool) are built here, injected into the activity classes, and
+closed on exit.
 """
 
 from __future__ import annotations
@@ -8,57 +12,108 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
 
 import redis.asyncio as aioredis
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.fixtures import FixtureActivities
+from activities.ingest.store import IngestStore
+from activities.match import MatchActivities, PollingConfig
 from activities.probe import ProbeActivities
+from activities.provider.client import SportMonksClient
 from scoreline.db.engine import create_engine
 from scoreline.logging import get_logger
 from scoreline.settings import Settings
 from scoreline.temporal.client import connect_from
+from workers.schedules import ensure_fixture_sync_schedule
+from workflows.fixture_sync import FixtureSyncWorkflow
+from workflows.match import MatchOptions, MatchWorkflow
 from workflows.probe import WorkerProbeWorkflow
+from workflows.replay import ReplayFixtureWorkflow
 
 log = get_logger(__name__)
 
-WORKFLOWS: Sequence[type] = (WorkerProbeWorkflow,)
+WORKFLOWS: Sequence[type] = (MatchWorkflow, FixtureSyncWorkflow, ReplayFixtureWorkflow, WorkerProbeWorkflow)
 
 
 @dataclass(frozen=True)
 class WorkerDependencies:
     engine: AsyncEngine
     redis: aioredis.Redis
+    provider: SportMonksClient
 
 
 @asynccontextmanager
 async def worker_dependencies(settings: Settings) -> AsyncIterator[WorkerDependencies]:
-    engine = create_engine(settings.require_database_url())
-    redis = aioredis.Redis.from_url(settings.require_redis_url())
-    try:
-        yield WorkerDependencies(engine=engine, redis=redis)
-    finally:
-        await redis.aclose()
-        await engine.dispose()
+    async with AsyncExitStack() as stack:
+        engine = create_engine(settings.require_database_url())
+        stack.push_async_callback(engine.dispose)
+        redis = aioredis.Redis.from_url(settings.require_redis_url())
+        stack.push_async_callback(redis.aclose)
+        provider = SportMonksClient.from_settings(settings)
+        stack.push_async_callback(provider.aclose)
+        yield WorkerDependencies(engine=engine, redis=redis, provider=provider)
 
 
-def activities_for(deps: WorkerDependencies) -> list[Any]:
-    probe = ProbeActivities(deps.engine, deps.redis)
-    return [probe.probe_dependencies]
-
-
-def build_worker(client: Client, deps: WorkerDependencies, task_queue: str) -> Worker:
-    """The main-queue worker: workflows and short activities."""
-    return Worker(
-        client,
-        task_queue=task_queue,
-        workflows=list(WORKFLOWS),
-        activities=activities_for(deps),
+def match_options(settings: Settings) -> MatchOptions:
+    """The lifecycle timings every MatchWorkflow this deployment starts runs with."""
+    return MatchOptions(
+        kickoff_lead_seconds=settings.kickoff_lead.total_seconds(),
+        settle_seconds=settings.full_time_settle.total_seconds(),
+        heartbeat_timeout_seconds=settings.watch_heartbeat_timeout.total_seconds(),
+        watch_task_queue=settings.temporal_watch_task_queue,
     )
+
+
+def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) -> list[Worker]:
+    """The main-queue worker (workflows, short activities) and the watch-queue worker."""
+    store = IngestStore(deps.engine)
+    polling = PollingConfig(
+        live=settings.poll_interval_live,
+        idle=settings.poll_interval_idle,
+        reconcile=settings.reconcile_interval,
+    )
+    matches = MatchActivities(deps.provider, store, deps.engine, deps.redis, polling)
+    fixtures = FixtureActivities(
+        deps.provider, store, client, settings.temporal_task_queue, match_options(settings)
+    )
+    probe = ProbeActivities(deps.engine, deps.redis)
+    main = Worker(
+        client,
+        task_queue=settings.temporal_task_queue,
+        workflows=list(WORKFLOWS),
+        activities=[
+            probe.probe_dependencies,
+            matches.fetch_and_ingest,
+            fixtures.sync_fixtures,
+            fixtures.start_match_workflows,
+        ],
+    )
+    watch = Worker(
+        client,
+        task_queue=settings.temporal_watch_task_queue,
+        activities=[matches.watch_match],
+        max_concurrent_activities=settings.watch_max_concurrent,
+        # Heartbeats are the watch's cursor; sending them well inside the timeout keeps takeover quick.
+        max_heartbeat_throttle_interval=settings.watch_heartbeat_timeout / 2,
+        default_heartbeat_throttle_interval=settings.watch_heartbeat_timeout / 2,
+    )
+    return [main, watch]
+
+
+@asynccontextmanager
+async def running_workers(
+    client: Client, deps: WorkerDependencies, settings: Settings
+) -> AsyncIterator[None]:
+    """Both workers polling until the block exits; then in-flight tasks finish or are cancelled."""
+    async with AsyncExitStack() as stack:
+        for worker in build_workers(client, deps, settings):
+            await stack.enter_async_context(worker)
+        yield
 
 
 async def run(settings: Settings) -> None:
@@ -68,9 +123,12 @@ async def run(settings: Settings) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with worker_dependencies(settings) as deps:
-        worker = build_worker(client, deps, settings.temporal_task_queue)
-        async with worker:
-            log.info("worker running", task_queue=settings.temporal_task_queue)
-            await stop.wait()
-            log.info("worker stopping")
+    async with worker_dependencies(settings) as deps, running_workers(client, deps, settings):
+        await ensure_fixture_sync_schedule(client, settings)
+        log.info(
+            "worker running",
+            task_queue=settings.temporal_task_queue,
+            watch_task_queue=settings.temporal_watch_task_queue,
+        )
+        await stop.wait()
+        log.info("worker stopping")

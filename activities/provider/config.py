@@ -90,10 +90,11 @@ class ProviderClientConfig:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ProviderClientConfig:
-        """Token, timeout and poll interval from the process settings; the rest defaults."""
+        """Token, timeout, breaker cool-down and poll interval from the settings; the rest defaults."""
         live = settings.poll_interval_live
         return cls(
             token=settings.provider_token.get_secret_value(),
             timeout=settings.provider_timeout.total_seconds(),
+            breaker=BreakerPolicy(cooldown=settings.provider_breaker_cooldown.total_seconds()),
             live_ttl=live.total_seconds() if live is not None else DEFAULT_LIVE_TTL,
         )

@@ -16,6 +16,13 @@ DEMO_RECORDINGS = ("football-three-matches.jsonl",)
 DEMO_SPEED = 60.0
 """A recorded match lasts about 115 minutes of replay time: at 60x it plays in about two."""
 DEMO_START_IN = 10.0
+DEMO_TUNING = (
+    # At 60x a real 2.5 s poll would be 150 s of match time: poll faster, settle full time sooner.
+    ("POLL_INTERVAL_LIVE", "500ms"),
+    ("POLL_INTERVAL_IDLE", "1s"),
+    ("RECONCILE_INTERVAL", "10s"),
+    ("FULL_TIME_SETTLE", "10s"),
+)
 
 
 def _environment(data_dir: Path) -> Settings:
@@ -69,6 +76,6 @@ def demo(
     from scoreline.devstack.stack import DevOptions, DevStack
 
     directory = (data_dir or DEFAULT_DATA_DIR).resolve()
-    options = DevOptions(directory, api_port, _bundled(), DEMO_SPEED, DEMO_START_IN)
+    options = DevOptions(directory, api_port, _bundled(), DEMO_SPEED, DEMO_START_IN, DEMO_TUNING)
     code = asyncio.run(DevStack(options, _environment(directory)).run(on_ready=watch_matches))
     raise typer.Exit(code)

@@ -1,42 +1,51 @@
-"""`scoreline replay FIXTURE_ID`: rebuild one fixture's log and documents through its workflow."""
+"""`scoreline replay FIXTURE_ID`: re-run one fixture's ingest through ReplayFixtureWorkflow."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 from datetime import timedelta
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from scoreline.cli.common import DataDirOption, prepare
 
-REPLAY_WORKFLOW = "ReplayFixtureWorkflow"
+if TYPE_CHECKING:
+    from workflows.replay import ReplayResult
 
 
 def replay(
     fixture_id: Annotated[int, typer.Argument(help="The provider's fixture id.", min=1)],
     data_dir: DataDirOption = None,
-    rebuild: Annotated[bool, typer.Option(help="Also rebuild derived rows and documents.")] = True,
+    rebuild: Annotated[bool, typer.Option(help="Also rewrite the Redis read copies from Postgres.")] = True,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the replay to finish.")] = 300.0,
 ) -> None:
     """Start ReplayFixtureWorkflow for FIXTURE_ID, wait, and print what changed (normally nothing)."""
     from scoreline.temporal.client import connect_from
     from scoreline.tracing import bound_trace
+    from workflows.replay import ReplayFixtureWorkflow, ReplayInput
 
     settings = prepare(data_dir)
 
-    async def start_and_wait() -> Any:
+    async def start_and_wait() -> ReplayResult:
         client = await connect_from(settings)
         with bound_trace() as trace_id:
             typer.echo(f"replaying fixture {fixture_id} (trace_id={trace_id})", err=True)
             return await client.execute_workflow(
-                REPLAY_WORKFLOW,
-                {"fixture_id": fixture_id, "rebuild": rebuild},
+                ReplayFixtureWorkflow.run,
+                ReplayInput(fixture_id=fixture_id, rebuild=rebuild),
                 id=f"replay-{fixture_id}-{trace_id[:12]}",
                 task_queue=settings.temporal_task_queue,
                 execution_timeout=timedelta(seconds=timeout),
             )
 
     result = asyncio.run(start_and_wait())
-    typer.echo(json.dumps(result, indent=2, sort_keys=True, default=str))
+    typer.echo(json.dumps(result.model_dump(mode="json"), indent=2, sort_keys=True))
+    if not result.found:
+        typer.echo(f"the provider has no fixture {fixture_id}", err=True)
+        raise typer.Exit(2)
+    typer.echo(
+        "nothing changed" if result.entries_added == 0 else f"{result.entries_added} new log entries",
+        err=True,
+    )

@@ -33,6 +33,7 @@ class EmbeddedPostgres:
     process: ChildProcess
     url: str
     """The server URL, on database `postgres`."""
+    port: int
 
 
 def _package_dir(name: str) -> Path:
@@ -135,7 +136,9 @@ def postgres_process(pgdata: Path, port: int, log_path: Path, *, durable: bool =
         # SIGINT is Postgres' "fast shutdown": roll back open transactions, exit promptly.
         stop_signal=signal.SIGINT,
     )
-    return EmbeddedPostgres(process=process, url=f"postgresql://postgres@127.0.0.1:{port}/postgres")
+    return EmbeddedPostgres(
+        process=process, url=f"postgresql://postgres@127.0.0.1:{port}/postgres", port=port
+    )
 
 
 async def ensure_database(server_url: str, name: str) -> str:

@@ -1,8 +1,8 @@
 """The demo's live view: one line per change of any match, with a progress bar and the pushes sent.
 
-It watches what the outside world sees: the provider simulator's fixtures (normalised exactly as the
-ingest normalises them) and the APNs simulator's delivered-push count. It is a viewer, not part of
-the pipeline, and polls both once a second.
+It shows what Scoreline made of the provider's feed — the read API's match view (state, score,
+minute and log version), fed by the match workflows — and the APNs simulator's delivered-push count.
+It is a viewer, not part of the pipeline, and polls both once a second.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 import httpx
 
-from workflows.normaliser import ProviderPayloadError, normalise_fixtures
-from workflows.snapshot import MatchState, Snapshot
+from scoreline.readmodel.views import MatchView
+from workflows.snapshot import MatchState
 
 if TYPE_CHECKING:
     from scoreline.devstack.stack import DevStack
@@ -44,16 +44,19 @@ class MatchLine:
     home: int
     away: int
     minute: int | None
+    version: int
 
     @classmethod
-    def of(cls, snapshot: Snapshot) -> MatchLine:
-        current = snapshot.scores.current if snapshot.scores else None
+    def of(cls, view: MatchView, before: MatchLine | None) -> MatchLine:
+        """At breaks the provider has no running minute; the bar keeps the last one."""
+        minute = view.minute if view.minute is not None else (before.minute if before else None)
         return cls(
-            name=snapshot.name or str(snapshot.fixture_id),
-            state=snapshot.state.value,
-            home=current.home if current else 0,
-            away=current.away if current else 0,
-            minute=snapshot.minute,
+            name=view.fixture.name,
+            state=view.state.value,
+            home=view.score.home,
+            away=view.score.away,
+            minute=minute,
+            version=view.version,
         )
 
     def news(self) -> tuple[str, int, int, int]:
@@ -77,7 +80,7 @@ def render(line: MatchLine, pushes: int | None) -> str:
     sent = "?" if pushes is None else str(pushes)
     return (
         f"{time.strftime('%H:%M:%S')}  {teams:<44} {line.state:<17} {minute:>5}  "
-        f"{progress_bar(line.progress())}  pushes={sent}"
+        f"{progress_bar(line.progress())}  v{line.version:<4} pushes={sent}"
     )
 
 
@@ -91,15 +94,16 @@ def fixture_ids(recordings: tuple[Path, ...]) -> list[int]:
     return ids
 
 
-async def _snapshots(http: httpx.AsyncClient, provider: str, token: str, ids: list[int]) -> list[Snapshot]:
-    response = await http.get(
-        f"{provider}/v3/football/fixtures/multi/{','.join(map(str, ids))}",
-        params={"include": "participants;scores;state;periods", "api_token": token},
-    )
-    response.raise_for_status()
-    return [
-        item for item in normalise_fixtures(response.json()) if not isinstance(item, ProviderPayloadError)
-    ]
+async def _matches(http: httpx.AsyncClient, api: str, ids: list[int]) -> list[MatchView]:
+    """The API's view of each match it knows yet (a match appears once its workflow ingested it)."""
+    views = []
+    for fixture_id in ids:
+        response = await http.get(f"{api}/v1/matches/{fixture_id}")
+        if response.status_code == 404:
+            continue
+        response.raise_for_status()
+        views.append(MatchView.model_validate(response.json()))
+    return views
 
 
 async def _pushes_delivered(http: httpx.AsyncClient, apns_admin: str) -> int | None:
@@ -114,8 +118,7 @@ async def _pushes_delivered(http: httpx.AsyncClient, apns_admin: str) -> int | N
 async def watch_matches(stack: DevStack) -> None:
     """Print a line whenever a match's score or state changes, pushes go out, or time moves on."""
     ids = fixture_ids(stack.options.recordings)
-    provider, apns_admin = stack.addresses["provider"], stack.addresses["apns-admin"]
-    token = stack.child_env["PROVIDER_TOKEN"]
+    api, apns_admin = stack.addresses["api"], stack.addresses["apns-admin"]
     print(
         f"watching {len(ids)} match(es) at {stack.options.speed:g}x; API {stack.addresses['api']}, "
         f"Temporal UI {stack.addresses['temporal-ui']}; Ctrl-C stops everything",
@@ -127,16 +130,16 @@ async def watch_matches(stack: DevStack) -> None:
     async with httpx.AsyncClient(timeout=5) as http:
         while True:
             try:
-                snapshots = await _snapshots(http, provider, token, ids)
+                views = await _matches(http, api, ids)
             except httpx.HTTPError as error:
-                print(f"{time.strftime('%H:%M:%S')}  provider not answering: {error!r}", flush=True)
-                snapshots = []
+                print(f"{time.strftime('%H:%M:%S')}  API not answering: {error!r}", flush=True)
+                views = []
             pushes = await _pushes_delivered(http, apns_admin)
-            for snapshot in snapshots:
-                line = MatchLine.of(snapshot)
-                before = shown.get(snapshot.fixture_id)
+            for view in views:
+                before = shown.get(view.fixture.id)
+                line = MatchLine.of(view, before)
                 if before is None or before.news() != line.news() or pushes != pushes_shown:
-                    shown[snapshot.fixture_id] = line
+                    shown[view.fixture.id] = line
                     print(render(line, pushes), flush=True)
             pushes_shown = pushes
             if not finished_announced and ids and len(shown) == len(ids):

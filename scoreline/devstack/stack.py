@@ -46,6 +46,8 @@ class DevOptions:
     recordings: tuple[Path, ...] = ()
     speed: float = 1.0
     start_in: float = 30.0
+    tuning: tuple[tuple[str, str], ...] = ()
+    """Extra settings for the worker and API (the demo polls faster to keep up with 60x)."""
 
 
 @dataclass(frozen=True)
@@ -263,7 +265,13 @@ class DevStack:
         }
 
     def _scoreline(self, name: str, *args: str) -> ChildProcess:
-        env = {**os.environ, **self.child_env, "LOG_FORMAT": "json", "PYTHONUNBUFFERED": "1"}
+        env = {
+            **os.environ,
+            **dict(self.options.tuning),
+            **self.child_env,
+            "LOG_FORMAT": "json",
+            "PYTHONUNBUFFERED": "1",
+        }
         argv = [sys.executable, "-m", "scoreline", *args]
         return ChildProcess(name, argv, self.logs / f"{name}.log", env=env)
 

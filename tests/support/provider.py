@@ -57,7 +57,9 @@ class Provider:
     async def fault(self, **fault: Any) -> None:
         (await self.admin.post("/_sim/faults", json=fault)).raise_for_status()
 
-    async def step_through(self, times: Sequence[float], *, polls_per_step: int = 2, timeout: float = 30) -> None:
+    async def step_through(
+        self, times: Sequence[float], *, polls_per_step: int = 2, timeout: float = 30
+    ) -> None:
         """Show each moment until the watch has polled it `polls_per_step` times."""
         for t in times:
             await self.set_clock(t)

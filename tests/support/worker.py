@@ -1,4 +1,4 @@
-"""Run Scoreline's real worker (every workflow and activity) on a test's own task queue."""
+"""Run Scoreline's real workers (every workflow and activity) on a test's own task queues."""
 
 from __future__ import annotations
 
@@ -8,11 +8,10 @@ from contextlib import asynccontextmanager
 from temporalio.client import Client
 
 from scoreline.settings import Settings
-from workers.main import build_worker, worker_dependencies
+from workers.main import running_workers, worker_dependencies
 
 
 @asynccontextmanager
 async def running_worker(client: Client, settings: Settings) -> AsyncIterator[None]:
-    async with worker_dependencies(settings) as deps:
-        async with build_worker(client, deps, settings.temporal_task_queue):
-            yield
+    async with worker_dependencies(settings) as deps, running_workers(client, deps, settings):
+        yield

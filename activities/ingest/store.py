@@ -1,0 +1,430 @@
+"""The ingest transaction: one provider snapshot becomes log entries, a scoreboard and an outbox row.
+
+Everything for one snapshot commits together or not at all. The fixture row is upserted first,
+which also locks it: every writer of a match's log (this ingest, the desk command commit) takes
+that lock before it reads the last seq, so seqs are gap-free and never claimed twice. On top of
+that, `match_event (fixture_id, stream, provider_event_id)` and `timeline_item (fixture_id, seq)`
+are unique, so a retry, a replay or a second worker after a crash can only ever add nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import func, select, text
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from activities.ingest.plan import (
+    Amendment,
+    Board,
+    EventKey,
+    IngestPlan,
+    KnownEvent,
+    body_hash,
+    item_body,
+    plan,
+)
+from scoreline.db.tables import domain_event, fixture, match_event, scoreboard, timeline_item
+from workflows.match_types import IngestSummary
+from workflows.snapshot import Item, ItemType, MatchState, Snapshot
+
+NOTIFY_CHANNEL = "scoreline_changes"
+PUSH_TYPES = frozenset(
+    {ItemType.GOAL, ItemType.OWN_GOAL, ItemType.PENALTY_GOAL, ItemType.RED_CARD, ItemType.SECOND_YELLOW}
+)
+"""Provider items that are key moments: pushed at once (design §5)."""
+
+Source = str  # live | reconcile | postmatch | replay
+
+
+class IngestStore:
+    """Writes snapshots into Postgres. One instance per worker, sharing the engine's pool."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def ingest(self, snapshot: Snapshot, source: Source, trace_id: str | None = None) -> IngestSummary:
+        async with self._engine.begin() as conn:
+            await upsert_fixture(conn, snapshot)
+            board = await _load_board(conn, snapshot.fixture_id)
+            known = await _load_known(conn, snapshot.fixture_id)
+            decided = plan(snapshot, known, board)
+            writer = _LogWriter(conn, snapshot.fixture_id, board.version, trace_id)
+            await _apply(writer, decided, source)
+            await _store_board(conn, snapshot, decided, writer.seq)
+            if writer.seq > board.version:
+                await _announce(conn, snapshot, decided, board.version, writer.seq, trace_id)
+        return _summary(snapshot, decided, writer)
+
+    async def upsert_fixtures(self, snapshots: list[Snapshot]) -> None:
+        """Refresh the fixture rows of a fixture list, in one transaction, touching no log."""
+        async with self._engine.begin() as conn:
+            for snapshot in snapshots:
+                await upsert_fixture(conn, snapshot)
+
+
+class _LogWriter:
+    """Hands out the next seq and writes `timeline_item` rows under the fixture lock."""
+
+    def __init__(self, conn: AsyncConnection, fixture_id: int, seq: int, trace_id: str | None) -> None:
+        self.conn = conn
+        self.fixture_id = fixture_id
+        self.seq = seq
+        self.start_seq = seq
+        self.trace_id = trace_id
+        self.key_moments: list[str] = []
+
+    async def entry(
+        self,
+        kind: str,
+        body: Mapping[str, Any],
+        *,
+        match_event_id: int | None = None,
+        target_seq: int | None = None,
+        minute: int | None = None,
+        extra_minute: int | None = None,
+    ) -> int:
+        self.seq += 1
+        await self.conn.execute(
+            timeline_item.insert().values(
+                fixture_id=self.fixture_id,
+                seq=self.seq,
+                kind=kind,
+                origin="provider",
+                match_event_id=match_event_id,
+                target_seq=target_seq,
+                minute=minute,
+                extra_minute=extra_minute,
+                body=dict(body),
+                trace_id=self.trace_id,
+            )
+        )
+        return self.seq
+
+
+async def upsert_fixture(conn: AsyncConnection, snapshot: Snapshot) -> None:
+    """Insert or refresh the fixture row; a relation the provider left out keeps its stored value."""
+    teams = snapshot.participants
+    values: dict[str, Any] = {
+        "id": snapshot.fixture_id,
+        "sport": snapshot.sport.value,
+        "league_id": snapshot.league_id,
+        "season_id": snapshot.season_id,
+        "name": snapshot.name or f"fixture {snapshot.fixture_id}",
+        "starting_at": snapshot.kickoff,
+        "state": snapshot.state.value,
+        "provider_state_id": snapshot.provider_state_id,
+        "home_team": _team(teams.home) if teams and teams.home else None,
+        "away_team": _team(teams.away) if teams and teams.away else None,
+    }
+    statement = insert(fixture).values(**values)
+    excluded = statement.excluded
+    await conn.execute(
+        statement.on_conflict_do_update(
+            index_elements=[fixture.c.id],
+            set_={
+                "name": excluded.name,
+                "starting_at": func.coalesce(excluded.starting_at, fixture.c.starting_at),
+                "state": excluded.state,
+                "provider_state_id": excluded.provider_state_id,
+                "league_id": func.coalesce(excluded.league_id, fixture.c.league_id),
+                "season_id": func.coalesce(excluded.season_id, fixture.c.season_id),
+                "home_team": func.coalesce(excluded.home_team, fixture.c.home_team),
+                "away_team": func.coalesce(excluded.away_team, fixture.c.away_team),
+                "updated_at": func.now(),
+            },
+        )
+    )
+
+
+def _team(team: Any) -> dict[str, Any]:
+    return {"id": team.id, "name": team.name, "short_code": team.short_code, "image": team.image_path}
+
+
+async def _load_board(conn: AsyncConnection, fixture_id: int) -> Board:
+    row = (
+        await conn.execute(
+            select(
+                scoreboard.c.version, scoreboard.c.state, scoreboard.c.home_score, scoreboard.c.away_score
+            ).where(scoreboard.c.fixture_id == fixture_id)
+        )
+    ).first()
+    last_seq = (
+        await conn.execute(
+            select(func.coalesce(func.max(timeline_item.c.seq), 0)).where(
+                timeline_item.c.fixture_id == fixture_id
+            )
+        )
+    ).scalar_one()
+    if row is None:
+        return Board(version=int(last_seq))
+    return Board(version=int(last_seq), state=row.state, home=row.home_score, away=row.away_score)
+
+
+async def _load_known(conn: AsyncConnection, fixture_id: int) -> dict[EventKey, KnownEvent]:
+    first_seq = (
+        select(func.min(timeline_item.c.seq))
+        .where(timeline_item.c.match_event_id == match_event.c.id, timeline_item.c.kind == "event")
+        .scalar_subquery()
+    )
+    rows = await conn.execute(
+        select(
+            match_event.c.id,
+            match_event.c.stream,
+            match_event.c.provider_event_id,
+            match_event.c.body,
+            match_event.c.body_hash,
+            match_event.c.missing_count,
+            match_event.c.retracted_at,
+            first_seq.label("first_seq"),
+        ).where(match_event.c.fixture_id == fixture_id)
+    )
+    return {
+        (row.stream, row.provider_event_id): KnownEvent(
+            id=row.id,
+            body=row.body,
+            body_hash=row.body_hash,
+            missing_count=row.missing_count,
+            retracted=row.retracted_at is not None,
+            first_seq=row.first_seq,
+        )
+        for row in rows
+    }
+
+
+async def _apply(writer: _LogWriter, decided: IngestPlan, source: Source) -> None:
+    conn = writer.conn
+    for item in decided.inserts:
+        await _insert_event(writer, item, source)
+    for amendment in decided.amendments:
+        await _amend(writer, amendment)
+    for quiet in decided.quiet_updates:
+        await _update_event(conn, quiet.known.id, quiet.item, restore=False)
+    for known in decided.seen_again:
+        await conn.execute(
+            match_event.update()
+            .where(match_event.c.id == known.id)
+            .values(missing_count=0, last_seen_at=func.now())
+        )
+    for known in decided.misses:
+        await conn.execute(
+            match_event.update()
+            .where(match_event.c.id == known.id)
+            .values(missing_count=match_event.c.missing_count + 1)
+        )
+    for known in decided.retractions:
+        await _retract(writer, known)
+    if decided.state_changed:
+        await writer.entry("state", {"state": decided.board.state})
+    if decided.score_changed and writer.seq == writer.start_seq:
+        # A score that moved with no other entry (the provider corrected it alone) still moves
+        # the version, so every reader keyed on versions sees it.
+        await writer.entry("score", {"home": decided.board.home, "away": decided.board.away})
+
+
+async def _insert_event(writer: _LogWriter, item: Item, source: Source) -> None:
+    body = item_body(item)
+    inserted = (
+        await writer.conn.execute(
+            insert(match_event)
+            .values(
+                fixture_id=writer.fixture_id,
+                stream=item.stream.value,
+                provider_event_id=item.provider_id,
+                source=source,
+                body=body,
+                body_hash=body_hash(body),
+                **_event_columns(item),
+            )
+            .on_conflict_do_nothing(index_elements=["fixture_id", "stream", "provider_event_id"])
+            .returning(match_event.c.id)
+        )
+    ).scalar_one_or_none()
+    if inserted is None:
+        return
+    await writer.entry(
+        "event",
+        {
+            "stream": item.stream.value,
+            "provider_event_id": item.provider_id,
+            "type": item.type.value,
+            "side": _side(item),
+        },
+        match_event_id=inserted,
+        minute=item.minute,
+        extra_minute=item.extra_minute,
+    )
+    if item.type in PUSH_TYPES and not item.rescinded:
+        writer.key_moments.append(f"{item.type.value}:{_side(item)}")
+
+
+async def _amend(writer: _LogWriter, amendment: Amendment) -> None:
+    await _update_event(writer.conn, amendment.known.id, amendment.item, restore=amendment.restored)
+    before = amendment.known.body
+    after = item_body(amendment.item)
+    await writer.entry(
+        "amendment",
+        {
+            "stream": amendment.item.stream.value,
+            "provider_event_id": amendment.item.provider_id,
+            "changed": list(amendment.changed),
+            "restored": amendment.restored,
+            "before": {name: before.get(name) for name in amendment.changed},
+            "after": {name: after.get(name) for name in amendment.changed},
+        },
+        match_event_id=amendment.known.id,
+        target_seq=amendment.known.first_seq,
+        minute=amendment.item.minute,
+        extra_minute=amendment.item.extra_minute,
+    )
+    if amendment.item.type in PUSH_TYPES and ("type" in amendment.changed or amendment.restored):
+        writer.key_moments.append(f"{amendment.item.type.value}:{_side(amendment.item)}")
+
+
+async def _retract(writer: _LogWriter, known: KnownEvent) -> None:
+    await writer.conn.execute(
+        match_event.update()
+        .where(match_event.c.id == known.id)
+        .values(missing_count=match_event.c.missing_count + 1, retracted_at=func.now())
+    )
+    item_type = known.body.get("type")
+    await writer.entry(
+        "retraction",
+        {
+            "stream": known.body.get("stream"),
+            "provider_event_id": known.body.get("provider_id"),
+            "type": item_type,
+        },
+        match_event_id=known.id,
+        target_seq=known.first_seq,
+        minute=known.body.get("minute"),
+        extra_minute=known.body.get("extra_minute"),
+    )
+    if item_type in {t.value for t in PUSH_TYPES}:
+        writer.key_moments.append(f"retraction:{item_type}")
+
+
+async def _update_event(conn: AsyncConnection, event_id: int, item: Item, *, restore: bool) -> None:
+    body = item_body(item)
+    values: dict[str, Any] = {
+        "body": body,
+        "body_hash": body_hash(body),
+        "missing_count": 0,
+        "last_seen_at": func.now(),
+        **_event_columns(item),
+    }
+    if restore:
+        values["retracted_at"] = None
+    await conn.execute(match_event.update().where(match_event.c.id == event_id).values(**values))
+
+
+def _event_columns(item: Item) -> dict[str, Any]:
+    return {
+        "type": item.type.value,
+        "provider_type_id": item.provider_type_id,
+        "minute": item.minute,
+        "extra_minute": item.extra_minute,
+        "sort_order": item.sort_order,
+        "side": _side(item),
+    }
+
+
+def _side(item: Item) -> str | None:
+    return item.side.value if item.side else None
+
+
+async def _store_board(conn: AsyncConnection, snapshot: Snapshot, decided: IngestPlan, version: int) -> None:
+    board = decided.board
+    body = _board_body(snapshot)
+    statement = insert(scoreboard).values(
+        fixture_id=snapshot.fixture_id,
+        version=version,
+        state=board.state,
+        home_score=board.home,
+        away_score=board.away,
+        body=body,
+    )
+    await conn.execute(
+        statement.on_conflict_do_update(
+            index_elements=[scoreboard.c.fixture_id],
+            set_={
+                "version": statement.excluded.version,
+                "state": statement.excluded.state,
+                "home_score": statement.excluded.home_score,
+                "away_score": statement.excluded.away_score,
+                "body": statement.excluded.body,
+                "updated_at": func.now(),
+            },
+            # Never move backwards, even if a stale snapshot arrives after a newer one committed.
+            where=scoreboard.c.version <= statement.excluded.version,
+        )
+    )
+
+
+def _board_body(snapshot: Snapshot) -> dict[str, Any]:
+    scores = snapshot.scores
+    periods: dict[str, Any] = {}
+    if scores is not None:
+        for name in ("first_half", "second_half", "extra_time", "penalties"):
+            pair = getattr(scores, name)
+            if pair is not None:
+                periods[name] = {"home": pair.home, "away": pair.away}
+    return {
+        "minute": snapshot.minute,
+        "periods": periods,
+        "provider_state": snapshot.provider_state,
+        "finished_after": snapshot.finished_after.value if snapshot.finished_after else None,
+    }
+
+
+async def _announce(
+    conn: AsyncConnection,
+    snapshot: Snapshot,
+    decided: IngestPlan,
+    previous: int,
+    version: int,
+    trace_id: str | None,
+) -> None:
+    """The outbox row and the wake-up, in the same transaction as the entries they announce."""
+    payload = {
+        "fixture_id": snapshot.fixture_id,
+        "from_seq": previous + 1,
+        "version": version,
+        "state": decided.board.state,
+        "score": {"home": decided.board.home, "away": decided.board.away},
+    }
+    await conn.execute(
+        domain_event.insert().values(
+            fixture_id=snapshot.fixture_id,
+            seq=version,
+            kind="match.changed",
+            payload=payload,
+            trace_id=trace_id,
+        )
+    )
+    await conn.execute(
+        text("SELECT pg_notify(:channel, :payload)"),
+        {
+            "channel": NOTIFY_CHANNEL,
+            "payload": json.dumps({"fixture_id": snapshot.fixture_id, "version": version}),
+        },
+    )
+
+
+def _summary(snapshot: Snapshot, decided: IngestPlan, writer: _LogWriter) -> IngestSummary:
+    return IngestSummary(
+        fixture_id=snapshot.fixture_id,
+        version=writer.seq,
+        previous_version=writer.start_seq,
+        entries=writer.seq - writer.start_seq,
+        state=MatchState(decided.board.state),
+        home=decided.board.home,
+        away=decided.board.away,
+        minute=snapshot.minute,
+        kickoff=snapshot.kickoff,
+        key_moments=tuple(writer.key_moments),
+        pending_misses=len(decided.misses),
+    )

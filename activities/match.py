@@ -1,0 +1,199 @@
+"""The match's side effects: the long-running watch, and one-off full fetches (backfill, replay).
+
+The watch polls the shared live board every poll interval, ingests what changed, heartbeats its
+version, and returns to the workflow only on a material change (state, score, a key moment), so
+polls never touch workflow history. A full re-fetch of the fixture every reconcile interval goes
+through the same idempotent ingest, so a missed poll loses nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+import redis.asyncio as aioredis
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio import activity
+
+from activities.ingest.plan import snapshot_digest
+from activities.ingest.store import IngestStore
+from activities.provider.client import SportMonksClient
+from activities.provider.errors import ProviderError
+from scoreline.logging import get_logger
+from scoreline.readmodel.cache import rebuild as rebuild_cache
+from scoreline.readmodel.cache import refresh as refresh_cache
+from scoreline.tracing import current_trace_id
+from workflows.match_types import (
+    PLAYING_STATES,
+    FetchInput,
+    IngestSummary,
+    WatchInput,
+    WatchResult,
+)
+from workflows.snapshot import Snapshot
+
+log = get_logger(__name__)
+
+DIGEST_TTL_SECONDS = 6 * 3600
+
+
+@dataclass(frozen=True)
+class PollingConfig:
+    """The intervals the watch runs at; None turns polling off (the kill switch)."""
+
+    live: timedelta | None
+    idle: timedelta | None
+    reconcile: timedelta | None
+
+
+class MatchActivities:
+    def __init__(
+        self,
+        client: SportMonksClient,
+        store: IngestStore,
+        engine: AsyncEngine,
+        redis: aioredis.Redis,
+        polling: PollingConfig,
+    ) -> None:
+        self._client = client
+        self._store = store
+        self._engine = engine
+        self._redis = redis
+        self._polling = polling
+
+    @activity.defn(name="watch_match")
+    async def watch_match(self, watch: WatchInput) -> WatchResult:
+        """Poll and ingest until something material happens (or `settle_seconds` pass quietly)."""
+        return await _Watch(self, self._client, self._polling, watch).run()
+
+    @activity.defn(name="fetch_and_ingest")
+    async def fetch_and_ingest(self, fetch: FetchInput) -> IngestSummary | None:
+        """Fetch the whole fixture once and ingest it (post-match backfill, replay, recheck)."""
+        snapshot = await self._client.fixture(fetch.fixture_id)
+        if snapshot is None:
+            log.warning("fixture not found at the provider", fixture_id=fetch.fixture_id, source=fetch.source)
+            return None
+        summary = await self.ingest(snapshot, fetch.source, force=True)
+        if fetch.rebuild:
+            await rebuild_cache(self._engine, self._redis, fetch.fixture_id)
+        return summary
+
+    async def ingest(self, snapshot: Snapshot, source: str, *, force: bool = False) -> IngestSummary | None:
+        """Ingest unless the shared digest says this exact snapshot was already stored.
+
+        Every commit refreshes the Redis read copies (write-if-newer, so a late one is harmless).
+        """
+        digest = snapshot_digest(snapshot)
+        key = f"ingest:digest:{snapshot.fixture_id}"
+        if not force and await self._cached_digest(key) == digest:
+            return None
+        summary = await self._store.ingest(snapshot, source, current_trace_id())
+        if summary.pending_misses == 0:
+            # Only a settled state may be skipped next time: a pending miss needs the next listing.
+            await self._remember_digest(key, digest)
+        await refresh_cache(self._engine, self._redis, snapshot.fixture_id)
+        return summary
+
+    async def _cached_digest(self, key: str) -> str | None:
+        try:
+            value = await self._redis.get(key)
+        except aioredis.RedisError as error:
+            log.warning("redis unavailable for the ingest fast path", error=str(error))
+            return None
+        return value.decode() if isinstance(value, bytes) else value
+
+    async def _remember_digest(self, key: str, digest: str) -> None:
+        try:
+            await self._redis.set(key, digest, ex=DIGEST_TTL_SECONDS)
+        except aioredis.RedisError as error:
+            log.warning("redis unavailable for the ingest fast path", error=str(error))
+
+
+class _Watch:
+    """One attempt of the watch activity: its loop state, resumed from the heartbeat on retry."""
+
+    def __init__(
+        self, owner: MatchActivities, client: SportMonksClient, polling: PollingConfig, watch: WatchInput
+    ) -> None:
+        self.owner = owner
+        self.client = client
+        self.polling = polling
+        self.watch = watch
+        self.known = watch.progress
+        details = activity.info().heartbeat_details
+        # The heartbeat is a hint (it lags); Postgres decides what is new.
+        self.resumed_from = int(details[0]) if details else None
+        self.next_reconcile = time.monotonic()
+        self.started = time.monotonic()
+
+    async def run(self) -> WatchResult:
+        log.info(
+            "watch started",
+            fixture_id=self.watch.fixture_id,
+            version=self.known.version,
+            resumed_from=self.resumed_from,
+            attempt=activity.info().attempt,
+        )
+        while True:
+            interval = self._interval()
+            if interval is None:
+                log.info("polling is off; handing back to the workflow", fixture_id=self.watch.fixture_id)
+                return WatchResult(reason="polling_off", progress=self.known)
+            result = await self._poll_once()
+            if result is not None:
+                return result
+            activity.heartbeat(self.known.version)
+            await asyncio.sleep(interval.total_seconds())
+
+    def _interval(self) -> timedelta | None:
+        return self.polling.live if self.known.state in PLAYING_STATES else self.polling.idle
+
+    async def _poll_once(self) -> WatchResult | None:
+        snapshot, source = await self._fetch()
+        summary = None if snapshot is None else await self.owner.ingest(snapshot, source)
+        if summary is not None and self._material(summary):
+            log.info(
+                "material change",
+                fixture_id=self.watch.fixture_id,
+                version=summary.version,
+                state=summary.state,
+                score=f"{summary.home}-{summary.away}",
+                key_moments=list(summary.key_moments),
+            )
+            return WatchResult(reason="changed", progress=summary.progress, summary=summary)
+        if summary is not None:
+            self.known = summary.progress
+        settle = self.watch.settle_seconds
+        if settle is not None and time.monotonic() - self.started >= settle:
+            return WatchResult(reason="settled", progress=self.known)
+        return None
+
+    async def _fetch(self) -> tuple[Snapshot | None, str]:
+        fixture_id = self.watch.fixture_id
+        reconcile = self.polling.reconcile
+        try:
+            if reconcile is not None and time.monotonic() >= self.next_reconcile:
+                self.next_reconcile = time.monotonic() + reconcile.total_seconds()
+                return await self.client.fixture(fixture_id), "reconcile"
+            snapshot = await self.client.live_snapshot(fixture_id)
+            if snapshot is None:
+                # Not in play (before kickoff, after full time): the fixture endpoint has it.
+                snapshot = await self.client.fixture(fixture_id)
+            return snapshot, "live"
+        except ProviderError as error:
+            # The client already retried and its breaker guards the provider; the last known
+            # state stays served and the next poll tries again.
+            log.warning(
+                "provider poll failed", fixture_id=fixture_id, error=str(error), kind=type(error).__name__
+            )
+            return None, "live"
+
+    def _material(self, summary: IngestSummary) -> bool:
+        known = self.known
+        return (
+            summary.state != known.state
+            or (summary.home, summary.away) != (known.home, known.away)
+            or bool(summary.key_moments)
+        )

@@ -1,0 +1,71 @@
+"""ReplayFixtureWorkflow: re-fetch one fixture, re-run the ingest, rebuild what is derived from it.
+
+Its input is one plain JSON object (`{"fixture_id": 123, "rebuild": true}`) so an operator can
+start it from the Temporal UI's Start Workflow form as well as with `scoreline replay`. The ingest
+is idempotent, so a replay of a settled match reports no change, and running it twice changes
+nothing.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from pydantic import BaseModel, ConfigDict
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from workflows.match_types import FetchInput, IngestSummary
+
+FETCH_ACTIVITY = "fetch_and_ingest"
+
+
+class ReplayInput(BaseModel):
+    """Every field has a default so the UI form can send only what it changes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    fixture_id: int = 0
+    rebuild: bool = True
+    """Also rewrite the derived read copies (the Redis match view and event page) from Postgres."""
+
+
+class ReplayResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    fixture_id: int
+    found: bool
+    entries_added: int = 0
+    version_before: int = 0
+    version_after: int = 0
+    rebuilt: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return self.entries_added > 0
+
+
+@workflow.defn
+class ReplayFixtureWorkflow:
+    @workflow.run
+    async def run(self, replay: ReplayInput) -> ReplayResult:
+        if replay.fixture_id <= 0:
+            raise ApplicationError("fixture_id must be a positive provider id", non_retryable=True)
+        summary: IngestSummary | None = await workflow.execute_activity(
+            FETCH_ACTIVITY,
+            FetchInput(fixture_id=replay.fixture_id, source="replay", rebuild=replay.rebuild),
+            result_type=IngestSummary | None,  # type: ignore[arg-type]
+            start_to_close_timeout=timedelta(minutes=5),
+            retry_policy=RetryPolicy(maximum_attempts=5),
+        )
+        if summary is None:
+            return ReplayResult(fixture_id=replay.fixture_id, found=False)
+        return ReplayResult(
+            fixture_id=replay.fixture_id,
+            found=True,
+            entries_added=summary.entries,
+            version_before=summary.previous_version,
+            version_after=summary.version,
+            rebuilt=replay.rebuild,
+        )
