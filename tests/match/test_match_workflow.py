@@ -8,9 +8,11 @@ import os
 import sys
 from pathlib import Path
 
+import asyncpg
 import pytest
-from temporalio.client import Client, WorkflowHistory
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHistory
 
+from scoreline.db.urls import asyncpg_dsn
 from scoreline.settings import Settings
 from tests.match.harness import fast_settings, start_match, stored_outcome, table_snapshot
 from tests.support.provider import expected, line_times, running_provider
@@ -155,3 +157,41 @@ async def test_committed_histories_still_replay() -> None:
     assert paths, "no recorded histories committed"
     histories = [WorkflowHistory.from_json(path.stem, path.read_text()) for path in paths]
     await assert_replays([MatchWorkflow, ReplayFixtureWorkflow, FixtureSyncWorkflow], *histories)
+
+
+async def test_a_failed_fixture_listing_changes_nothing(
+    settings: Settings, temporal_client: Client, database_url: str
+) -> None:
+    """The provider fails the fixture list: the sync fails, no fixture row is written, no match starts."""
+    async with running_provider(["football-basic"], t=0.0) as provider:
+        await provider.fault(kind="status", status=503, endpoints=["fixtures/between/{start}/{end}"])
+        config = fast_settings(settings, provider.url)
+        queue = config.temporal_task_queue
+        async with running_worker(temporal_client, config):
+            with pytest.raises(WorkflowFailureError):
+                await temporal_client.execute_workflow(
+                    FixtureSyncWorkflow.run, FixtureSyncInput(), id=f"sync-failing-{queue}", task_queue=queue
+                )
+    db = await asyncpg.connect(asyncpg_dsn(database_url))
+    try:
+        assert await db.fetchval("SELECT count(*) FROM fixture") == 0
+    finally:
+        await db.close()
+
+
+async def test_polling_off_parks_the_match_without_failing_it(
+    settings: Settings, temporal_client: Client
+) -> None:
+    """POLL_INTERVAL_LIVE=off / POLL_INTERVAL_IDLE=off: no request reaches the provider, the workflow keeps running."""
+    async with running_provider(["football-basic"], t=3000.0) as provider:
+        config = fast_settings(settings, provider.url).model_copy(
+            update={"poll_interval_live": None, "poll_interval_idle": None}
+        )
+        async with running_worker(temporal_client, config):
+            handle = await start_match(temporal_client, config, 81000001)
+            before = await provider.requests_served()
+            await asyncio.sleep(3)
+            description = await handle.describe()
+            assert description.status == WorkflowExecutionStatus.RUNNING
+            assert await provider.requests_served() == before
+            await handle.terminate("test over")

@@ -1,0 +1,230 @@
+"""What both sports' rules share: refusals, modes, lineups and the bounded undo log.
+
+Everything here is a frozen pydantic model that round-trips through JSON
+(`model_dump(mode="json")` → `model_validate` gives an equal model), because rule states are
+carried through Temporal history and continue-as-new.
+
+This module imports only the stdlib and pydantic: it is safe inside the Temporal workflow sandbox.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import StrEnum
+from typing import Annotated, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+
+from workflows.rules.commands import MAX_ID, Command, MatchCommentary, MatchSetMode, Side, Touch
+
+Mode = Literal["provider", "desk"]
+"""Who owns the score: the data provider, or the scorer desks."""
+
+Actor = Literal["desk", "operator"]
+"""Who sends a command. Operators may switch the mode and correct a provider-owned match."""
+
+PlayerId = Annotated[int, Field(gt=0, le=MAX_ID)]
+
+
+class RefusalCode(StrEnum):
+    """Why a rule said no. Stable identifiers: desks and tests match on these, never on messages."""
+
+    PROVIDER_OWNED = "provider_owned"
+    OPERATORS_ONLY = "operators_only"
+    WRONG_SPORT = "wrong_sport"
+    SAME_MODE = "same_mode"
+    MATCH_OVER = "match_over"
+    NOT_STARTED = "not_started"
+    PERIOD_RUNNING = "period_running"
+    PERIOD_PLAYED = "period_played"
+    PERIOD_ORDER = "period_order"
+    SHOOTOUT_ON = "shootout_on"
+    SHOOTOUT_UNDECIDED = "shootout_undecided"
+    SHOOTOUT_DECIDED = "shootout_decided"
+    SHOOTOUT_TURN = "shootout_turn"
+    NOT_ON_PITCH = "not_on_pitch"
+    NOT_IN_SQUAD = "not_in_squad"
+    ON_BENCH = "on_bench"
+    ALREADY_ON = "already_on"
+    ALREADY_OFF = "already_off"
+    SENT_OFF = "sent_off"
+    SAME_PLAYER = "same_player"
+    NO_ASSIST = "no_assist"
+    NO_SUBSTITUTIONS_LEFT = "no_substitutions_left"
+    CARD_SEQUENCE = "card_sequence"
+    TARGET_NOT_FOUND = "target_not_found"
+    NOT_LAST = "not_last"
+    NOT_REVIEWABLE = "not_reviewable"
+    ALREADY_OVERTURNED = "already_overturned"
+    LATER_CARD = "later_card"
+    NO_INNINGS = "no_innings"
+    INNINGS_IN_PROGRESS = "innings_in_progress"
+    BATTING_ORDER = "batting_order"
+    ALL_OUT = "all_out"
+    ELEVENTH_WICKET = "eleventh_wicket"
+    OVER_COMPLETE = "over_complete"
+    NO_OVER = "no_over"
+    OVER_INCOMPLETE = "over_incomplete"
+    OVERS_USED = "overs_used"
+    BOWLER_NEEDED = "bowler_needed"
+    CONSECUTIVE_OVERS = "consecutive_overs"
+    ALREADY_BOWLING = "already_bowling"
+    NOT_BATTING = "not_batting"
+    NOT_FIELDING = "not_fielding"
+    ALREADY_OUT = "already_out"
+    AT_CREASE = "at_crease"
+    NO_BATTERS_LEFT = "no_batters_left"
+    IMPOSSIBLE_DISMISSAL = "impossible_dismissal"
+    NO_DECLARATION = "no_declaration"
+
+
+class Frozen(BaseModel):
+    """Base of every rule-state model: immutable, and no unknown fields when read back."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Refusal(Frozen):
+    """A rule's "no": a stable `code` and a `message` a scorer understands."""
+
+    code: RefusalCode
+    message: str
+
+
+def refuse(code: RefusalCode, message: str) -> Refusal:
+    """Shorthand used by the rule modules."""
+    return Refusal(code=code, message=message)
+
+
+class IllegalCommand(ValueError):
+    """`step` was called with a command that `check` refuses: a bug in the caller, never a desk error."""
+
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(f"{refusal.code}: {refusal.message}")
+        self.refusal = refusal
+
+
+class Pair(Frozen):
+    """A count for each side."""
+
+    home: int = 0
+    away: int = 0
+
+    def get(self, side: Side) -> int:
+        """The count of `side`."""
+        return self.home if side == "home" else self.away
+
+    def add(self, side: Side, n: int = 1) -> Pair:
+        """A copy with `n` more for `side`."""
+        return self.model_copy(update={side: self.get(side) + n})
+
+
+class Lineup(Frozen):
+    """One side's known players: who starts (the XI in cricket) and who may come on."""
+
+    starting: tuple[PlayerId, ...] = Field(min_length=1, max_length=11)
+    bench: tuple[PlayerId, ...] = Field(default=(), max_length=23)
+
+    @model_validator(mode="after")
+    def _distinct(self) -> Lineup:
+        ids = self.starting + self.bench
+        if len(set(ids)) != len(ids):
+            raise ValueError("a player appears twice in the lineup")
+        return self
+
+
+class Lineups(Frozen):
+    """Lineups for either side; a side without one is not checked (we never invent players)."""
+
+    home: Lineup | None = None
+    away: Lineup | None = None
+
+    def get(self, side: Side) -> Lineup | None:
+        """The lineup of `side`, if known."""
+        return self.home if side == "home" else self.away
+
+
+def other(side: Side) -> Side:
+    """The opponent of `side`."""
+    return "away" if side == "home" else "home"
+
+
+class UndoEntry(Frozen):
+    """One undoable step: enough to put the game back exactly as it was before `seq`.
+
+    `before` holds only the game fields that the step changed, as they were, in their JSON form (so
+    the entry is small and survives a JSON round trip unchanged).
+    """
+
+    seq: int
+    code: str
+    touches: tuple[Touch, ...]
+    before: dict[str, JsonValue]
+
+
+Game = TypeVar("Game", bound=BaseModel)
+
+
+def record(
+    log: tuple[UndoEntry, ...],
+    *,
+    window: int,
+    seq: int,
+    code: str,
+    touches: Iterable[Touch],
+    old: BaseModel,
+    new: BaseModel,
+) -> tuple[UndoEntry, ...]:
+    """`log` with the step `old → new` at `seq` appended, keeping the newest `window` entries."""
+    if log and seq <= log[-1].seq:
+        raise ValueError(f"seq {seq} is not after the last recorded seq {log[-1].seq}")
+    dumped = old.model_dump(mode="json")
+    before = {
+        name: dumped[name] for name in type(old).model_fields if getattr(old, name) != getattr(new, name)
+    }
+    entry = UndoEntry(seq=seq, code=code, touches=tuple(sorted(set(touches))), before=before)
+    return (*log, entry)[-window:]
+
+
+def restore(game: Game, entry: UndoEntry) -> Game:
+    """The game as it was before `entry`'s step (an exact, equal model)."""
+    return type(game).model_validate({**game.model_dump(mode="json"), **entry.before})
+
+
+def find_entry(log: tuple[UndoEntry, ...], seq: int) -> UndoEntry | None:
+    """The log entry recorded at `seq`, if it is still in the window."""
+    return next((entry for entry in log if entry.seq == seq), None)
+
+
+def gate(mode: Mode, command: Command, actor: Actor, *, sport: str) -> Refusal | None:
+    """The checks every sport shares: the command's sport, operator-only commands, ownership.
+
+    Commentary and `match.set_mode` need nothing more than this gate; every other command that
+    passes it goes on to the sport's own rules.
+    """
+    prefix = command.code.split(".")[0]
+    if prefix not in ("match", sport):
+        return refuse(RefusalCode.WRONG_SPORT, f"{command.code} is not a {sport} command")
+    if isinstance(command, MatchCommentary):
+        return None
+    if isinstance(command, MatchSetMode):
+        if actor != "operator":
+            return refuse(RefusalCode.OPERATORS_ONLY, "only an operator can switch the scoring mode")
+        if command.mode == mode:
+            return refuse(RefusalCode.SAME_MODE, f"the match is already scored in {command.mode} mode")
+        return None
+    if mode == "provider" and actor != "operator":
+        return refuse(RefusalCode.PROVIDER_OWNED, "the data provider owns this match's score")
+    return None
+
+
+def undo_refusal(log: tuple[UndoEntry, ...], target_seq: int) -> Refusal | None:
+    """Only the newest undoable step can be undone; anything older must wait its turn."""
+    if find_entry(log, target_seq) is None:
+        return refuse(RefusalCode.TARGET_NOT_FOUND, f"nothing to undo at seq {target_seq}")
+    if log[-1].seq != target_seq:
+        return refuse(
+            RefusalCode.NOT_LAST,
+            f"only the last change can be undone: undo seq {log[-1].seq} first",
+        )
+    return None
