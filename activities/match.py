@@ -141,11 +141,26 @@ class _Watch:
             if interval is None:
                 log.info("polling is off; handing back to the workflow", fixture_id=self.watch.fixture_id)
                 return WatchResult(reason="polling_off", progress=self.known)
-            result = await self._poll_once()
+            result = await self._poll_with_heartbeats()
             if result is not None:
                 return result
             activity.heartbeat(self.known.version)
             await asyncio.sleep(interval.total_seconds())
+
+    async def _poll_with_heartbeats(self) -> WatchResult | None:
+        """One poll, heartbeating while it runs: a provider riding out retries is slow, not dead."""
+        timeout = activity.info().heartbeat_timeout
+        every = timeout.total_seconds() / 3 if timeout else 5.0
+        poll = asyncio.create_task(self._poll_once())
+        try:
+            while True:
+                done, _ = await asyncio.wait({poll}, timeout=every)
+                if done:
+                    return poll.result()
+                activity.heartbeat(self.known.version)
+        finally:
+            # Cancelling the activity must cancel the request it is waiting on, too.
+            poll.cancel()
 
     def _interval(self) -> timedelta | None:
         return self.polling.live if self.known.state in PLAYING_STATES else self.polling.idle
