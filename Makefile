@@ -31,7 +31,7 @@ lint: install
 	$(RUN) mypy
 
 bench: install
-	@for bench in bench/*.py; do echo "== $$bench"; $(RUN) python $$bench || exit 1; done
+	@for bench in bench/[!_]*.py; do echo "== $$bench"; $(RUN) python $$bench || exit 1; done
 
 clean:
 	rm -rf .venv .tools .scoreline .pytest_cache .mypy_cache .ruff_cache
