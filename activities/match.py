@@ -125,8 +125,14 @@ class _Watch:
         details = activity.info().heartbeat_details
         # The heartbeat is a hint (it lags); Postgres decides what is new.
         self.resumed_from = int(details[0]) if details else None
-        self.next_reconcile = time.monotonic()
         self.started = time.monotonic()
+        # A watch restarted after a material change saw the fixture a moment ago: its first full
+        # fetch is one reconcile interval away. One resumed after a crash, or the very first one of
+        # a match, may have missed something: it fetches the whole fixture at once.
+        fresh = self.resumed_from is None and activity.info().attempt == 1 and watch.progress.version > 0
+        self.next_reconcile = self.started + (
+            polling.reconcile.total_seconds() if fresh and polling.reconcile else 0
+        )
 
     async def run(self) -> WatchResult:
         log.info(

@@ -147,8 +147,13 @@ class WarningCounter(logging.Handler):
         self.counts: Counter[str] = Counter()
 
     def emit(self, record: logging.LogRecord) -> None:
-        message = record.msg.get("event") if isinstance(record.msg, dict) else record.msg
-        self.counts[str(message).split(" ({")[0][:80]] += 1
+        fields = record.msg if isinstance(record.msg, dict) else {}
+        event = str(fields.get("event", record.msg)).split(" ({")[0][:80]
+        reason = fields.get("kind") or fields.get("error")
+        if reason is None and record.exc_info and record.exc_info[1] is not None:
+            reason = type(record.exc_info[1]).__name__
+        key = f"{event}: {str(reason)[:60]}" if reason else event
+        self.counts[key] += 1
 
 
 def configure_bench_logging(stderr_level: str) -> WarningCounter:
