@@ -39,8 +39,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.provider.client import SportMonksClient
 from activities.provider.transport import SportMonksTransport
-from bench.provider_coalescing import TOKEN as SIMULATOR_TOKEN
-from bench.provider_coalescing import start_simulator, stop
+from bench.provider_coalescing import TOKEN, start_simulator, stop
 from scoreline.db import migrate
 from scoreline.db.urls import asyncpg_dsn, with_database
 from scoreline.devstack.embedded import temporal_cli_path
@@ -56,18 +55,24 @@ RESULTS = ROOT / "bench" / "results.md"
 REDIS_BENCH_DB = 14
 """The tests use Redis databases 1-15 by xdist worker (1 without xdist); benches run when no test does."""
 
-__all__ = ["SIMULATOR_TOKEN"]
+SIMULATOR_TOKEN = TOKEN
+"""The token the simulator child process (`bench/provider_coalescing.py`'s launcher) accepts."""
 
 
 # --- waiting for a quiet machine -------------------------------------------------------------
+
+
+def busy_with(pattern: str = "pytest") -> list[str]:
+    """Pids of other processes whose command line matches `pattern` (`pgrep -f`)."""
+    found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True, check=False)
+    return [pid for pid in found.stdout.split() if pid and int(pid) != os.getpid()]
 
 
 def wait_until_quiet(*, every: float = 20.0, limit: float = 900.0, pattern: str = "pytest") -> bool:
     """Block until `pgrep -f pattern` finds nothing; False if it still does after `limit` seconds."""
     deadline = time.monotonic() + limit
     while True:
-        found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True, check=False)
-        pids = [pid for pid in found.stdout.split() if pid and int(pid) != os.getpid()]
+        pids = busy_with(pattern)
         if not pids:
             return True
         if time.monotonic() >= deadline:
@@ -139,34 +144,6 @@ def arm_teardown_watchdog(seconds: float, *, exit_code: int) -> threading.Timer:
     return timer
 
 
-class WarningCounter(logging.Handler):
-    """Counts warning and error log records by their event, for a bench's report."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.counts: Counter[str] = Counter()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        fields = record.msg if isinstance(record.msg, dict) else {}
-        event = str(fields.get("event", record.msg)).split(" ({")[0][:80]
-        reason = fields.get("kind") or fields.get("error")
-        if reason is None and record.exc_info and record.exc_info[1] is not None:
-            reason = type(record.exc_info[1]).__name__
-        key = f"{event}: {str(reason)[:60]}" if reason else event
-        self.counts[key] += 1
-
-
-def configure_bench_logging(stderr_level: str) -> WarningCounter:
-    """Scoreline's logging to stderr at `stderr_level`; every warning and error is also counted."""
-    configure_logging("warning", "console")
-    root = logging.getLogger()
-    for handler in root.handlers:
-        handler.setLevel(stderr_level.upper())
-    counter = WarningCounter()
-    root.addHandler(counter)
-    return counter
-
-
 @asynccontextmanager
 async def bench_redis() -> AsyncIterator[str]:
     """Redis database `REDIS_BENCH_DB` on the tests' Redis server, empty before and after."""
@@ -225,6 +202,37 @@ async def sim_requests(provider: Provider) -> dict[str, int]:
 
 async def reset_sim_requests(provider: Provider) -> None:
     (await provider.admin.post("/_sim/stats/reset")).raise_for_status()
+
+
+# --- logging ---------------------------------------------------------------------------------
+
+
+class WarningCounter(logging.Handler):
+    """Counts warning and error log records by their event, for a bench's report."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.counts: Counter[str] = Counter()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        fields = record.msg if isinstance(record.msg, dict) else {}
+        event = str(fields.get("event", record.msg)).split(" ({")[0][:80]
+        reason = fields.get("kind") or fields.get("error")
+        if reason is None and record.exc_info and record.exc_info[1] is not None:
+            reason = type(record.exc_info[1]).__name__
+        key = f"{event}: {str(reason)[:60]}" if reason else event
+        self.counts[key] += 1
+
+
+def configure_bench_logging(stderr_level: str) -> WarningCounter:
+    """Scoreline's logging to stderr at `stderr_level`; every warning and error is also counted."""
+    configure_logging("warning", "console")
+    root = logging.getLogger()
+    for handler in root.handlers:
+        handler.setLevel(stderr_level.upper())
+    counter = WarningCounter()
+    root.addHandler(counter)
+    return counter
 
 
 # --- the observed provider client -------------------------------------------------------------

@@ -76,6 +76,7 @@ from bench._common import (
     append_section,
     bench_database,
     bench_redis,
+    busy_with,
     cancel_on_sigterm,
     child_provider,
     children_named,
@@ -334,6 +335,7 @@ class Run:
     missing: int
     seconds: float
     cpu: dict[str, float]
+    disturbed: list[str]
 
 
 async def settle(
@@ -442,6 +444,7 @@ async def _drive(
                 observer.changes.clear()
                 steps: list[Step] = []
                 timeouts = 0
+                disturbed: set[str] = set()
                 for index, t in enumerate(moments, 1):
                     posted = time.time()
                     await provider.set_clock(t)
@@ -451,6 +454,8 @@ async def _drive(
                         observer, listener, fixtures, visible, active_after=posted - 1.0, timeout=10
                     )
                     timeouts += not ok
+                    if index % 25 == 0:
+                        disturbed.update(busy_with())
                     if index % 50 == 0:
                         print(f"  {index}/{len(moments)} recording lines shown", flush=True)
                 if moments[-1] == END_OF_RECORDING:
@@ -467,7 +472,18 @@ async def _drive(
             await observed.aclose()
     changes = [change for change in observer.changes.values() if change.statement_at >= began]
     missing = sum(1 for change in changes if (change.fixture_id, change.version) not in listener.heard)
-    return Run(steps, changes, dict(listener.heard), len(fixtures), timeouts, missing, seconds, cpu)
+    disturbed.update(busy_with())
+    return Run(
+        steps,
+        changes,
+        dict(listener.heard),
+        len(fixtures),
+        timeouts,
+        missing,
+        seconds,
+        cpu,
+        sorted(disturbed),
+    )
 
 
 # --- figures ---------------------------------------------------------------------------------
@@ -569,6 +585,14 @@ def details(run: Run) -> list[str]:
         f"{share.get('simulator', 0):.0f}, Temporal {share.get('temporal', 0):.0f}, Postgres "
         f"{share.get('postgres', 0):.0f}, listener {share.get('listener', 0):.0f}; whole machine "
         f"{share.get('machine', 0):.0f} of {(os.cpu_count() or 1) * 100}.",
+        *(
+            [
+                f"Note: a test run (pytest, pids {', '.join(run.disturbed)}) started during the "
+                "measurement: these figures were taken on a shared machine."
+            ]
+            if run.disturbed
+            else []
+        ),
     ]
 
 

@@ -71,6 +71,7 @@ from bench._common import (
     arm_teardown_watchdog,
     bench_database,
     bench_redis,
+    busy_with,
     cancel_on_sigterm,
     child_provider,
     children_named,
@@ -498,10 +499,18 @@ async def _window(
     await reset_sim_requests(provider)
     before = await read_counters(roles, database_url, redis_url, metrics_url)
     deadline = before.at + args.duration
+    disturbed: set[str] = set()
     while (left := deadline - time.time()) > 0:
-        await asyncio.sleep(min(30.0, left))
-        if left > 30:
-            print(f"  {args.duration - (deadline - time.time()):.0f} s of {args.duration:g} s", flush=True)
+        await asyncio.sleep(min(10.0, left))
+        disturbed.update(busy_with())
+        elapsed = args.duration - (deadline - time.time())
+        if left > 10 and int(elapsed) // 30 != int(elapsed - 10) // 30:
+            print(f"  {elapsed:.0f} s of {args.duration:g} s", flush=True)
+    if disturbed:
+        notes.append(
+            f"a test run (pytest, pids {', '.join(sorted(disturbed))}) started during the measurement: "
+            "these figures were taken on a shared machine"
+        )
     requests = await sim_requests(provider)
     roles = {**roles, "postgres": await postgres_pids(database_url)}
     after = await read_counters(roles, database_url, redis_url, metrics_url)
