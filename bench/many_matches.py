@@ -568,7 +568,7 @@ def table(result: Result) -> str:
             f"{result.per_interval('livescores/inplay'):.2f} ({result.requests.get('livescores/inplay', 0)} in {result.intervals:.1f})",
         ),
         (
-            "upstream `fixtures/{id}` per poll interval (reconcile, watch start)",
+            "upstream `fixtures/{id}` per poll interval (reconcile, first or retried watch)",
             f"{result.per_interval('fixtures/{id}'):.2f} ({result.requests.get('fixtures/{id}', 0)})",
         ),
         (
@@ -650,8 +650,9 @@ def verdict(result: Result) -> str:
     return (
         f"Goal {'met' if met else 'NOT met'} {size}. Live board: {inplay:.2f} `livescores/inplay` requests "
         f"per interval ({'one' if board_ok else 'more than one'}). Every upstream request counted: {total:.2f} "
-        f"per interval, because each watch also fetches `fixtures/{{id}}` when it starts and every reconcile "
-        f"interval ({per_fixture:.2f} per interval here). Missed polls: {missed} of {result.gaps.polls:,}."
+        f"per interval, because a watch also fetches `fixtures/{{id}}` every reconcile interval, and at once "
+        f"when it is a match's first or a retried attempt ({per_fixture:.2f} per interval here). Missed "
+        f"polls: {missed} of {result.gaps.polls:,}."
     )
 
 
