@@ -25,6 +25,7 @@ from sqlalchemy import (
     Integer,
     MetaData,
     PrimaryKeyConstraint,
+    Sequence,
     SmallInteger,
     Table,
     Text,
@@ -86,7 +87,20 @@ fixture = Table(
     Column("source", Text, nullable=False, server_default="provider", comment="provider | desk"),
     _created_at(),
     _updated_at(),
+    Column(
+        "scoring_mode",
+        Text,
+        nullable=False,
+        server_default="provider",
+        comment="who owns the score now: provider | desk (switched by an operator command)",
+    ),
+    Column(
+        "squads",
+        JSONB,
+        comment="{home|away: [{id, name, shirt_number, starting}]} for desk-scored fixtures",
+    ),
     CheckConstraint("source IN ('provider', 'desk')", name="source"),
+    CheckConstraint("scoring_mode IN ('provider', 'desk')", name="scoring_mode"),
 )
 Index("ix_fixture_state_starting_at", fixture.c.state, fixture.c.starting_at)
 
@@ -279,5 +293,29 @@ partner = Table(
     Column("api_key_hash", Text, nullable=False, unique=True),
     Column("competitions", ARRAY(BigInteger), nullable=False, server_default="{}"),
     Column("active", Boolean, nullable=False, server_default=text("true")),
+    _created_at(),
+)
+
+desk_fixture_id = Sequence("desk_fixture_id", start=1_000_000_000_000, metadata=metadata)
+"""Ids of fixtures no provider knows: far above any provider id, and exact as a JavaScript number."""
+
+desk = Table(
+    "desk",
+    metadata,
+    Column("id", BigInteger, Identity(), primary_key=True),
+    Column("name", Text, nullable=False, unique=True),
+    Column("token_hash", Text, nullable=False, unique=True, comment="sha-256 of the desk's bearer token"),
+    Column("fixtures", ARRAY(BigInteger), nullable=False, comment="the fixtures this desk may score"),
+    Column("revoked_at", DateTime(timezone=True)),
+    _created_at(),
+)
+
+operator = Table(
+    "operator",
+    metadata,
+    Column("id", BigInteger, Identity(), primary_key=True),
+    Column("name", Text, nullable=False, unique=True),
+    Column("token_hash", Text, nullable=False, unique=True, comment="sha-256 of the operator's bearer token"),
+    Column("revoked_at", DateTime(timezone=True)),
     _created_at(),
 )

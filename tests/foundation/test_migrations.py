@@ -28,6 +28,8 @@ TABLES = {
     "live_activity",
     "published_document",
     "partner",
+    "desk",
+    "operator",
 }
 
 
