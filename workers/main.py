@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.commands.activities import CommandActivities
 from activities.fixtures import FixtureActivities
 from activities.ingest.store import IngestStore
 from activities.match import MatchActivities, PollingConfig
@@ -82,6 +83,7 @@ def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) 
         deps.provider, store, client, settings.temporal_task_queue, match_options(settings)
     )
     probe = ProbeActivities(deps.engine, deps.redis)
+    commands = CommandActivities(deps.engine, deps.redis)
     main = Worker(
         client,
         task_queue=settings.temporal_task_queue,
@@ -91,6 +93,8 @@ def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) 
             matches.fetch_and_ingest,
             fixtures.sync_fixtures,
             fixtures.start_match_workflows,
+            commands.load_desk_context,
+            commands.commit_command,
         ],
     )
     watch = Worker(

@@ -8,18 +8,36 @@ The lifecycle (design §2):
 4. postponed: wait for the new start time, rechecking now and then, or give up after a while;
    suspended / delayed / interrupted: keep watching; cancelled / abandoned / awarded: end cleanly;
 5. continue-as-new when Temporal suggests it, after every handler finished, carrying only the
-   compact progress.
+   compact progress and the desk book.
+
+Desk commands arrive as the `submit` Update (design §4). They are serialised by one lock, decided
+by the pure `workflows.desk`, and answered only after the commit local activity returned. While
+desks own the score (`desk` mode) the provider is not watched at all; an operator's mode switch
+cancels or restarts the watch.
 """
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime, timedelta
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from workflows.command_types import (
+        CommandAnswer,
+        CommandRequest,
+        CommitResult,
+        CommitStatus,
+        DeskContext,
+        Outcome,
+        Reason,
+    )
+    from workflows.desk import DeskBook, decide, desk_progress, open_book
     from workflows.match_types import (
         OVER_STATES,
         FetchInput,
@@ -28,10 +46,21 @@ with workflow.unsafe.imports_passed_through():
         WatchInput,
         WatchResult,
     )
+    from workflows.rules import CommandShapeError, Mode, parse_command
     from workflows.snapshot import MatchState
 
 WATCH_ACTIVITY = "watch_match"
 FETCH_ACTIVITY = "fetch_and_ingest"
+COMMIT_ACTIVITY = "commit_command"
+CONTEXT_ACTIVITY = "load_desk_context"
+MAX_COMMIT_ATTEMPTS = 5
+"""Times a command is re-decided because the provider ingest wrote first, before `try_again`."""
+
+COMMIT_RETRY = RetryPolicy(
+    initial_interval=timedelta(milliseconds=200), maximum_interval=timedelta(seconds=5)
+)
+"""A commit retries until Postgres answers: the desk hears `try_again` from the API meanwhile, and
+its resend with the same key attaches to this same, still running, update."""
 
 
 class MatchOptions(BaseModel):
@@ -57,6 +86,11 @@ class MatchInput(BaseModel):
     progress: MatchProgress = MatchProgress()
     options: MatchOptions = MatchOptions()
     postponed_since: datetime | None = None
+    source: Literal["provider", "desk"] = "provider"
+    """`desk`: a fixture no provider knows; it is never polled."""
+    mode: Mode = "provider"
+    """Who owns the score when the run starts (the book's mode wins once it is open)."""
+    book: DeskBook | None = None
 
 
 class MatchOutcome(BaseModel):
@@ -71,17 +105,94 @@ class MatchOutcome(BaseModel):
 
 @workflow.defn
 class MatchWorkflow:
-    def __init__(self) -> None:
-        self._progress = MatchProgress()
+    @workflow.init
+    def __init__(self, start: MatchInput) -> None:
+        self._fixture_id = start.fixture_id
+        self._source = start.source
+        self._initial_mode = start.mode
+        self._progress = start.progress
+        self._book = start.book
+        self._commands = asyncio.Lock()
+
+    def _scoring(self) -> Mode:
+        return self._book.rules.mode if self._book is not None else self._initial_mode
+
+    def _interrupted(self) -> bool:
+        """Why a running watch (or desk wait) must stop: the score changed hands, or history is long."""
+        return self._scoring() == "desk" or workflow.info().is_continue_as_new_suggested()
 
     @workflow.query
     def progress(self) -> MatchProgress:
         """Where the match stands, for operators (Temporal UI → Queries)."""
         return self._progress
 
+    @workflow.update
+    async def submit(self, request: CommandRequest) -> CommandAnswer:
+        """A desk command: answered only once its commit returned (design §4)."""
+        async with self._commands:
+            return await self._submit(request)
+
+    @submit.validator
+    def _check_shape(self, request: CommandRequest) -> None:
+        """Bad shapes never reach history: the API checks them too, this guards other callers."""
+        try:
+            parse_command(request.code, request.input)
+        except CommandShapeError as error:
+            raise ApplicationError(error.message, {"path": error.path}, type="CommandShapeError") from None
+
+    async def _submit(self, request: CommandRequest) -> CommandAnswer:
+        for _ in range(MAX_COMMIT_ATTEMPTS):
+            book = (self._book or await self._open_book()).moved_to(self._progress.version)
+            decision = decide(
+                book, self._fixture_id, request, self._progress, has_provider=self._source == "provider"
+            )
+            result: CommitResult = await workflow.execute_local_activity(
+                COMMIT_ACTIVITY,
+                decision.commit,
+                result_type=CommitResult,
+                start_to_close_timeout=timedelta(seconds=10),
+                retry_policy=COMMIT_RETRY,
+            )
+            if result.status is CommitStatus.MOVED:
+                self._book = book.moved_to(result.last_seq)
+                continue
+            if result.status is CommitStatus.KEY_REUSED:
+                return CommandAnswer(
+                    outcome=Outcome.REFUSED,
+                    reason=Reason(code="key_reused", message="this key was already used for another command"),
+                )
+            ours = result.status is CommitStatus.COMMITTED or (
+                decision.commit.seq is not None and result.stored_seq == decision.commit.seq
+            )
+            self._adopt(decision.after if ours and decision.commit.seq else book.moved_to(result.last_seq))
+            if result.status is CommitStatus.DUPLICATE:
+                return CommandAnswer(outcome=Outcome.DUPLICATE, answer=result.answer)
+            assert result.answer is not None
+            return result.answer
+        return CommandAnswer(
+            outcome=Outcome.TRY_AGAIN,
+            reason=Reason(code="busy", message="the match log kept moving; send the command again"),
+        )
+
+    async def _open_book(self) -> DeskBook:
+        context: DeskContext = await workflow.execute_local_activity(
+            CONTEXT_ACTIVITY,
+            self._fixture_id,
+            result_type=DeskContext,
+            start_to_close_timeout=timedelta(seconds=10),
+            retry_policy=COMMIT_RETRY,
+        )
+        book = open_book(context)
+        self._adopt(book)
+        return book
+
+    def _adopt(self, book: DeskBook) -> None:
+        """The book after a commit; when desks own the score it also is the match's progress."""
+        self._book = book
+        self._progress = desk_progress(book) or self._progress
+
     @workflow.run
     async def run(self, start: MatchInput) -> MatchOutcome:
-        self._progress = start.progress
         options = start.options
         kickoff = start.kickoff
         postponed_since = start.postponed_since
@@ -97,8 +208,14 @@ class MatchWorkflow:
                         progress=self._progress,
                         options=options,
                         postponed_since=postponed_since,
+                        source=self._source,
+                        mode=self._scoring(),
+                        book=self._book,
                     )
                 )
+            if self._scoring() == "desk" or self._source == "desk":
+                await self._desk_scored(options)
+                continue
             if self._progress.state is MatchState.POSTPONED:
                 postponed_since = postponed_since or workflow.now()
                 if workflow.now() - postponed_since > timedelta(seconds=options.postponed_give_up_seconds):
@@ -111,6 +228,8 @@ class MatchWorkflow:
             postponed_since = None
             await self._sleep_until_kickoff(kickoff, options)
             result = await self._watch(start.fixture_id, options, settle=None)
+            if result is None:
+                continue
             if result.summary is not None and result.summary.kickoff is not None:
                 kickoff = result.summary.kickoff
             if result.reason == "polling_off":
@@ -120,9 +239,11 @@ class MatchWorkflow:
             ):
                 continue
 
-        final = await self._fetch(start.fixture_id, "postmatch")
-        if final is not None:
-            self._progress = final.progress
+        if self._source == "provider" and self._scoring() == "provider":
+            final = await self._fetch(start.fixture_id, "postmatch")
+            if final is not None:
+                self._progress = final.progress
+        await workflow.wait_condition(workflow.all_handlers_finished)
         workflow.logger.info(
             "match workflow finished", extra={"fixture_id": start.fixture_id, "state": self._progress.state}
         )
@@ -133,6 +254,24 @@ class MatchWorkflow:
             away=self._progress.away,
             version=self._progress.version,
         )
+
+    async def _desk_scored(self, options: MatchOptions) -> None:
+        """Desks own the score: nothing to poll, commands move the match. After the final whistle
+        corrections stay open for the settle period before the run ends."""
+        await workflow.wait_condition(
+            lambda: (
+                self._progress.state in OVER_STATES
+                or self._scoring() != "desk"
+                or workflow.info().is_continue_as_new_suggested()
+            )
+        )
+        if self._progress.state in OVER_STATES:
+            try:
+                await workflow.wait_condition(
+                    lambda: self._progress.state not in OVER_STATES, timeout=options.settle_seconds
+                )
+            except TimeoutError:
+                return
 
     async def _sleep_until_kickoff(self, kickoff: datetime | None, options: MatchOptions) -> None:
         if kickoff is None or self._progress.state is not MatchState.SCHEDULED:
@@ -145,7 +284,7 @@ class MatchWorkflow:
         """Keep watching through a quiet settle period; FT that turns into extra time is not the end."""
         while True:
             result = await self._watch(fixture_id, options, settle=options.settle_seconds)
-            if result.reason == "settled":
+            if result is None or result.reason == "settled":
                 return True
             if self._progress.state is not MatchState.FINISHED:
                 return self._progress.state in OVER_STATES
@@ -160,8 +299,11 @@ class MatchWorkflow:
         self._progress = summary.progress
         return summary.kickoff or kickoff
 
-    async def _watch(self, fixture_id: int, options: MatchOptions, settle: float | None) -> WatchResult:
-        result: WatchResult = await workflow.execute_activity(
+    async def _watch(
+        self, fixture_id: int, options: MatchOptions, settle: float | None
+    ) -> WatchResult | None:
+        """One watch, until a material change; None when it was cancelled because `_interrupted`."""
+        watch = workflow.start_activity(
             WATCH_ACTIVITY,
             WatchInput(fixture_id=fixture_id, progress=self._progress, settle_seconds=settle),
             result_type=WatchResult,
@@ -171,6 +313,15 @@ class MatchWorkflow:
             # A crashed watch is resumed by another worker quickly and forever: polling is the job.
             retry_policy=RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=1.0),
         )
+        await workflow.wait_condition(lambda: watch.done() or self._interrupted())
+        if not watch.done():
+            watch.cancel()
+            try:
+                await watch
+            except (ActivityError, asyncio.CancelledError):
+                pass
+            return None
+        result: WatchResult = await watch
         self._progress = result.progress
         return result
 

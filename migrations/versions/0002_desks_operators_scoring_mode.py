@@ -43,6 +43,15 @@ def upgrade() -> None:
         ),
     )
     op.create_check_constraint("scoring_mode", "fixture", "scoring_mode IN ('provider', 'desk')")
+    op.add_column(
+        "scoreboard",
+        sa.Column(
+            "rule_state",
+            postgresql.JSONB(astext_type=sa.Text()),
+            nullable=True,
+            comment="the sport rules' state after the last desk command: a new workflow run resumes from it",
+        ),
+    )
     op.execute(sa.schema.CreateSequence(sa.Sequence("desk_fixture_id", start=DESK_FIXTURE_IDS_START)))
     op.create_table(
         "desk",
@@ -78,6 +87,7 @@ def downgrade() -> None:
     op.drop_table("operator")
     op.drop_table("desk")
     op.execute(sa.schema.DropSequence(sa.Sequence("desk_fixture_id")))
+    op.drop_column("scoreboard", "rule_state")
     op.drop_constraint(op.f("ck_fixture_scoring_mode"), "fixture", type_="check")
     op.drop_column("fixture", "squads")
     op.drop_column("fixture", "scoring_mode")

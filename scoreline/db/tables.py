@@ -187,6 +187,11 @@ scoreboard = Table(
     Column("away_score", SmallInteger, nullable=False, server_default="0"),
     Column("body", JSONB, nullable=False, comment="period scores, clock, cards, sport-specific"),
     _updated_at(),
+    Column(
+        "rule_state",
+        JSONB,
+        comment="the sport rules' state after the last desk command: a new workflow run resumes from it",
+    ),
 )
 
 effect_log = Table(
@@ -319,3 +324,13 @@ operator = Table(
     Column("revoked_at", DateTime(timezone=True)),
     _created_at(),
 )
+
+feed_cursor = Table(
+    "feed_cursor",
+    metadata,
+    Column("consumer", Text, primary_key=True, comment="a durable outbox consumer, e.g. feeds"),
+    Column("last_xid", Xid8(), nullable=False, comment="with last_event_id: the last domain_event handled"),
+    Column("last_event_id", BigInteger, nullable=False),
+    _updated_at(),
+)
+"""Where each durable consumer of `domain_event` stands, in the reader's `(xid, id)` order."""

@@ -18,9 +18,9 @@ class _View(BaseModel):
 
 
 class TeamView(_View):
-    """A participant as the fixture row stores it."""
+    """A participant as the fixture row stores it; a desk-made fixture's teams have no provider id."""
 
-    id: int
+    id: int | None = None
     name: str | None = None
     short_code: str | None = None
     image: str | None = None

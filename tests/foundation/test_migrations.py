@@ -30,6 +30,7 @@ TABLES = {
     "partner",
     "desk",
     "operator",
+    "feed_cursor",
 }
 
 

@@ -1,0 +1,68 @@
+"""The match workflow's local activities for desk commands: load the context, commit a command.
+
+They run as *local* activities (design §7): a commit is one short transaction, and a normal
+activity would add a server round trip (~30 ms here) to every desk command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import redis.asyncio as aioredis
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.commands.store import CommandStore, UnknownFixture
+from scoreline.logging import get_logger
+from scoreline.readmodel.cache import refresh as refresh_cache
+from scoreline.tracing import current_trace_id
+from workflows.command_types import CommitInput, CommitResult, CommitStatus, DeskContext
+
+COMMIT_ACTIVITY = "commit_command"
+CONTEXT_ACTIVITY = "load_desk_context"
+
+log = get_logger(__name__)
+
+
+class CommandActivities:
+    def __init__(self, engine: AsyncEngine, redis: aioredis.Redis) -> None:
+        self._store = CommandStore(engine)
+        self._engine = engine
+        self._redis = redis
+        self._refreshes: set[asyncio.Task[object]] = set()
+
+    @activity.defn(name=CONTEXT_ACTIVITY)
+    async def load_desk_context(self, fixture_id: int) -> DeskContext:
+        try:
+            return await self._store.context(fixture_id)
+        except UnknownFixture as error:
+            raise ApplicationError(str(error), type="UnknownFixture", non_retryable=True) from error
+
+    @activity.defn(name=COMMIT_ACTIVITY)
+    async def commit_command(self, data: CommitInput) -> CommitResult:
+        try:
+            result = await self._store.commit(data, current_trace_id())
+        except UnknownFixture as error:
+            raise ApplicationError(str(error), type="UnknownFixture", non_retryable=True) from error
+        log.info(
+            "command committed" if result.status is CommitStatus.COMMITTED else "command not written",
+            fixture_id=data.fixture_id,
+            key=data.request.key,
+            code=data.request.code,
+            status=result.status,
+            outcome=result.answer.outcome if result.answer else None,
+            seq=data.seq if result.status is CommitStatus.COMMITTED else None,
+        )
+        if result.status is CommitStatus.COMMITTED and data.seq is not None:
+            self._refresh_later(data.fixture_id)
+        return result
+
+    def _refresh_later(self, fixture_id: int) -> None:
+        """Refresh the fans' read copy after answering: the desk must not wait for a cache.
+
+        The copy is written only if newer, so refreshes finishing out of order are harmless.
+        """
+        task = asyncio.create_task(refresh_cache(self._engine, self._redis, fixture_id))
+        self._refreshes.add(task)
+        task.add_done_callback(self._refreshes.discard)

@@ -1,0 +1,159 @@
+"""The messages of the command road (design §4): the desk's request, the one answer body, the commit.
+
+All of them cross the workflow boundary, so they stay compact and only ever gain fields with
+defaults. The answer is what the desk receives byte for byte, also when it comes back as the
+`answer` of a later `duplicate`, so its fields keep their order and `None`s are left out.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from workflows.rules import Actor, Mode, Touch
+from workflows.snapshot import MatchState
+
+MAX_KEY_LENGTH = 200
+MAX_CONFLICT_ENTRIES = 50
+"""A conflict carries at most this many entries since `saw`; the desk re-reads the rest."""
+
+CommandKey = Annotated[str, Field(min_length=1, max_length=MAX_KEY_LENGTH, pattern=r"^[\x21-\x7e]+$")]
+"""Made once by the sender and resent on every retry: printable ASCII, no spaces."""
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Outcome(StrEnum):
+    ACCEPTED = "accepted"
+    DUPLICATE = "duplicate"
+    REFUSED = "refused"
+    CONFLICT = "conflict"
+    TRY_AGAIN = "try_again"
+
+
+class Reason(_Message):
+    """Why a command was refused: a stable `code` and a `message` a scorer understands."""
+
+    code: str
+    message: str
+
+
+class ChangedEntry(_Message):
+    """A log entry a conflicting desk had not seen."""
+
+    seq: int
+    kind: str
+    origin: str
+    body: dict[str, JsonValue]
+    minute: int | None = None
+    extra_minute: int | None = None
+
+
+class CommandAnswer(_Message):
+    """The one answer body: `{outcome, seq?, answer?, reason?, changed?}`."""
+
+    outcome: Outcome
+    seq: int | None = None
+    answer: CommandAnswer | None = None
+    """For `duplicate`: the first answer, exactly as it was sent."""
+    reason: Reason | None = None
+    changed: tuple[ChangedEntry, ...] | None = None
+    """For `conflict`: the entries after `saw`, oldest first."""
+
+    def body(self) -> dict[str, JsonValue]:
+        """The JSON body sent to the desk and stored in `command.answer`."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class CommandRequest(_Message):
+    """The `submit` Update's argument: the desk's command, as the API checked and stamped it."""
+
+    key: CommandKey
+    code: str
+    input: dict[str, JsonValue]
+    saw: int = Field(ge=0)
+    sent_at: datetime | None = None
+    sender: str
+    """`desk:3` or `operator:1`, stored with the command."""
+    actor: Actor = "desk"
+    payload_hash: str
+    """Of what makes a resend the same command (fixture, code, input, saw): computed by the API."""
+
+
+class DeskContext(_Message):
+    """What a workflow run needs to take its first command: read once from Postgres."""
+
+    sport: Literal["football", "cricket"]
+    mode: Mode
+    lineups: dict[str, dict[str, list[int]]] | None = None
+    """`{"home": {"starting": [ids], "bench": [ids]}}`: the players a desk may name."""
+    rule_state: dict[str, JsonValue] | None = None
+    """The rules' state saved by the last desk command, when a previous run left one."""
+    last_seq: int = 0
+
+
+class BoardUpdate(_Message):
+    """The scoreboard columns a desk-owned match's command writes."""
+
+    body: dict[str, JsonValue]
+    state: MatchState
+    home: int
+    away: int
+
+
+class CommitInput(_Message):
+    """One command's whole effect, written in one transaction by the commit local activity.
+
+    `outcome` accepted writes the log entry at `seq` (which must be the next seq, else the commit
+    answers `moved` and writes nothing); refused and conflict write only the `command` row.
+    """
+
+    fixture_id: int
+    request: CommandRequest
+    answer: CommandAnswer
+    seq: int | None = None
+    kind: str = "command"
+    entry: dict[str, JsonValue] | None = None
+    target_seq: int | None = None
+    minute: int | None = None
+    extra_minute: int | None = None
+    board: BoardUpdate | None = None
+    """The new scoreboard; None keeps the stored one (a provider-owned score)."""
+    rule_state: dict[str, JsonValue] | None = None
+    saw: int = 0
+
+
+class CommitStatus(StrEnum):
+    COMMITTED = "committed"
+    DUPLICATE = "duplicate"
+    """The key was already stored with the same payload: `answer` is the stored first answer."""
+    KEY_REUSED = "key_reused"
+    """The key was already stored with another payload: nothing was written."""
+    MOVED = "moved"
+    """Someone else wrote the log since the workflow last looked: nothing was written."""
+
+
+class CommitResult(_Message):
+    status: CommitStatus
+    answer: CommandAnswer | None = None
+    last_seq: int
+    stored_seq: int | None = None
+    """For `duplicate`: the seq the first command was logged at, if it was accepted."""
+
+
+class Touched(_Message):
+    """The last seq that touched each part of the match: what `saw` is compared with."""
+
+    seqs: dict[Touch, int] = {}
+
+    def since(self, saw: int, touches: frozenset[Touch]) -> bool:
+        """Whether anything the command changes moved after `saw`."""
+        return any(self.seqs.get(touch, 0) > saw for touch in touches)
+
+    def mark(self, touches: frozenset[Touch] | set[Touch], seq: int) -> Touched:
+        return Touched(seqs={**self.seqs, **{touch: seq for touch in touches}})

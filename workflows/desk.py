@@ -1,0 +1,242 @@
+"""How the match workflow decides a desk command: pure, so the workflow stays deterministic.
+
+`decide` runs the command road's checks in the order design §4 gives them — the version (`saw`
+against the last seq that touched what the command changes; pure additions skip it), then the
+sport rule's `check`, then `step` — and returns the commit to write. Nothing changes until that
+commit returned: the workflow adopts `Decision.after` only then.
+
+The key check is not here: the `command` table is the truth for keys, so the commit transaction
+does it under the fixture lock.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from workflows.command_types import (
+    BoardUpdate,
+    CommandAnswer,
+    CommandRequest,
+    CommitInput,
+    DeskContext,
+    Outcome,
+    Reason,
+    Touched,
+)
+from workflows.match_types import MatchProgress
+from workflows.rules import (
+    ADDITIVE_CODES,
+    RULE_STATE,
+    Command,
+    CricketState,
+    FootballState,
+    Touch,
+    check,
+    describe,
+    initial_state,
+    parse_command,
+    scoreboard,
+    step,
+    touches,
+)
+from workflows.rules.commands import MatchSetMode
+from workflows.rules.football import FootballGame, GoalRecord, is_over, next_periods
+from workflows.snapshot import MatchState
+
+ALL_TOUCHES = frozenset(Touch)
+"""What a provider entry may have changed: the workflow cannot tell, so it assumes everything."""
+
+
+class DeskBook(BaseModel):
+    """The workflow's view of one match for desk commands; carried across continue-as-new."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rules: FootballState | CricketState
+    touched: Touched = Touched()
+    version: int = 0
+    """The last log seq this workflow knows of."""
+
+    def moved_to(self, seq: int) -> DeskBook:
+        """Someone else (the provider ingest) logged up to `seq`: whatever it touched is newer."""
+        if seq <= self.version:
+            return self
+        return self.model_copy(update={"version": seq, "touched": self.touched.mark(ALL_TOUCHES, seq)})
+
+
+class Decision(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    commit: CommitInput
+    after: DeskBook
+    """The book once the commit returned `committed`."""
+
+
+def open_book(context: DeskContext) -> DeskBook:
+    """The book of a run's first command: the saved rule state, or a fresh match."""
+    if context.rule_state is not None:
+        rules = RULE_STATE.validate_python(context.rule_state)
+        rules = rules.model_copy(update={"mode": context.mode})
+    else:
+        rules = initial_state(context.sport, context.mode, context.lineups)
+    return DeskBook(rules=rules, version=context.last_seq).moved_to(context.last_seq)
+
+
+def decide(
+    book: DeskBook,
+    fixture_id: int,
+    request: CommandRequest,
+    progress: MatchProgress,
+    *,
+    has_provider: bool = True,
+) -> Decision:
+    """The answer to `request` and what to write for it, if the log is still at `book.version`.
+
+    `progress` is the provider's view of the match, from which desks start when they take over.
+    Without a provider (`has_provider` False) the score cannot be handed to one.
+    """
+    command = parse_command(request.code, request.input)
+    rules = book.rules
+    if not has_provider and isinstance(command, MatchSetMode) and command.mode == "provider":
+        answer = CommandAnswer(
+            outcome=Outcome.REFUSED,
+            reason=Reason(code="no_provider", message="no data provider covers this match"),
+        )
+        return Decision(commit=_only_command(fixture_id, request, answer), after=book)
+    changed = touches(rules, command)
+    if command.code not in ADDITIVE_CODES and book.touched.since(request.saw, changed):
+        answer = CommandAnswer(outcome=Outcome.CONFLICT)
+        return Decision(commit=_only_command(fixture_id, request, answer), after=book)
+    if _takes_over(rules, command):
+        rules = _seed_from_provider(rules, progress)
+    refusal = check(rules, command, actor=request.actor)
+    if refusal is not None:
+        answer = CommandAnswer(
+            outcome=Outcome.REFUSED, reason=Reason(code=refusal.code, message=refusal.message)
+        )
+        return Decision(commit=_only_command(fixture_id, request, answer), after=book)
+    seq = book.version + 1
+    after = step(rules, command, seq)
+    answer = CommandAnswer(outcome=Outcome.ACCEPTED, seq=seq)
+    commit = CommitInput(
+        fixture_id=fixture_id,
+        request=request,
+        answer=answer,
+        seq=seq,
+        entry=describe(command),
+        target_seq=getattr(command, "target_seq", None),
+        minute=getattr(command, "minute", None),
+        extra_minute=getattr(command, "extra_minute", None),
+        rule_state=after.model_dump(mode="json"),
+        saw=request.saw,
+        board=_board(after),
+    )
+    return Decision(
+        commit=commit,
+        after=DeskBook(rules=after, touched=book.touched.mark(changed, seq), version=seq),
+    )
+
+
+def desk_progress(book: DeskBook) -> MatchProgress | None:
+    """Where a desk-owned match stands, as the workflow tracks it; None while the provider owns it."""
+    board = _board(book.rules)
+    if board is None:
+        return None
+    return MatchProgress(version=book.version, state=board.state, home=board.home, away=board.away)
+
+
+def match_state(rules: FootballState | CricketState) -> MatchState:
+    """The normalised state a desk-scored match is in.
+
+    Cricket has no halves: the first innings reads as `live_first_half`, later ones as
+    `live_second_half`, and the break between innings as `half_time`.
+    """
+    if isinstance(rules, CricketState):
+        game = rules.game
+        if game.finished:
+            return MatchState.FINISHED
+        if game.innings == 0:
+            return MatchState.SCHEDULED
+        if not game.in_play:
+            return MatchState.HALF_TIME
+        return MatchState.LIVE_FIRST_HALF if game.innings == 1 else MatchState.LIVE_SECOND_HALF
+    return _football_state(rules)
+
+
+def _football_state(rules: FootballState) -> MatchState:
+    game = rules.game
+    if not game.periods:
+        return MatchState.SCHEDULED
+    if game.running:
+        return {
+            "1H": MatchState.LIVE_FIRST_HALF,
+            "2H": MatchState.LIVE_SECOND_HALF,
+            "ET1": MatchState.EXTRA_TIME,
+            "ET2": MatchState.EXTRA_TIME,
+            "PEN": MatchState.PENALTIES,
+        }[game.periods[-1]]
+    if is_over(rules):
+        return MatchState.FINISHED
+    upcoming = next_periods(rules)
+    if upcoming == ("2H",):
+        return MatchState.HALF_TIME
+    return MatchState.PENALTIES_BREAK if upcoming == ("PEN",) else MatchState.EXTRA_TIME_BREAK
+
+
+def _board(rules: FootballState | CricketState) -> BoardUpdate | None:
+    """The scoreboard of a commit: only a desk-owned match's score is the desks' to write."""
+    if rules.mode != "desk":
+        return None
+    if isinstance(rules, CricketState):
+        home, away = _cricket_totals(rules)
+    else:
+        home, away = rules.game.score.home, rules.game.score.away
+    return BoardUpdate(body=scoreboard(rules), state=match_state(rules), home=home, away=away)
+
+
+def _cricket_totals(rules: CricketState) -> tuple[int, int]:
+    game = rules.game
+    totals = {"home": 0, "away": 0}
+    for innings in game.completed:
+        totals[innings.batting] += innings.runs
+    if game.in_play and game.batting is not None:
+        totals[game.batting] += game.runs
+    return totals["home"], totals["away"]
+
+
+def _only_command(fixture_id: int, request: CommandRequest, answer: CommandAnswer) -> CommitInput:
+    return CommitInput(fixture_id=fixture_id, request=request, answer=answer, saw=request.saw)
+
+
+def _takes_over(rules: FootballState | CricketState, command: Command) -> bool:
+    return isinstance(command, MatchSetMode) and command.mode == "desk" and rules.mode == "provider"
+
+
+_PROVIDER_PERIODS: dict[MatchState, tuple[tuple[str, ...], bool]] = {
+    MatchState.LIVE_FIRST_HALF: (("1H",), True),
+    MatchState.HALF_TIME: (("1H",), False),
+    MatchState.LIVE_SECOND_HALF: (("1H", "2H"), True),
+    MatchState.EXTRA_TIME_BREAK: (("1H", "2H"), False),
+    MatchState.FINISHED: (("1H", "2H"), False),
+    MatchState.EXTRA_TIME: (("1H", "2H", "ET1"), True),
+    MatchState.PENALTIES_BREAK: (("1H", "2H", "ET1", "ET2"), False),
+    MatchState.PENALTIES: (("1H", "2H", "ET1", "ET2", "PEN"), True),
+}
+
+
+def _seed_from_provider(
+    rules: FootballState | CricketState, progress: MatchProgress
+) -> FootballState | CricketState:
+    """When desks take over a provider-scored football match, they start from the provider's
+    periods and score. The goals carry seq 0, which no command can target: VAR cannot review
+    what the provider logged. Cricket desks take over from their own state: the provider feed
+    carries no cricket.
+    """
+    if not isinstance(rules, FootballState) or rules.game.periods:
+        return rules
+    periods, running = _PROVIDER_PERIODS.get(progress.state, ((), False))
+    goals = tuple(GoalRecord(seq=0, side="home", kind="open_play") for _ in range(progress.home)) + tuple(
+        GoalRecord(seq=0, side="away", kind="open_play") for _ in range(progress.away)
+    )
+    game = FootballGame.model_validate({"periods": periods, "running": running, "goals": goals})
+    return rules.model_copy(update={"game": game})
