@@ -9,8 +9,12 @@ import redis.asyncio as aioredis
 from fastapi import FastAPI
 
 from api.errors import install_error_handlers
+from api.live.runtime import LiveRuntime
 from api.resources import Resources
-from api.routes import health, matches
+from api.routes import commands, health, matches, streams
+from api.routes import devices as device_routes
+from api.routes import feeds as feed_routes
+from api.routes import fixtures as fixture_routes
 from api.tracing import TraceMiddleware
 from scoreline.db.engine import create_engine
 from scoreline.settings import Settings
@@ -22,9 +26,12 @@ def create_app(settings: Settings) -> FastAPI:
         engine = create_engine(settings.require_database_url())
         redis = aioredis.Redis.from_url(settings.require_redis_url())
         app.state.resources = Resources(settings=settings, engine=engine, redis=redis)
+        live = await LiveRuntime.start(settings, engine, redis)
+        app.state.live = live
         try:
             yield
         finally:
+            await live.stop()
             await redis.aclose()
             await engine.dispose()
 
@@ -33,4 +40,9 @@ def create_app(settings: Settings) -> FastAPI:
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(matches.router)
+    app.include_router(feed_routes.router)
+    app.include_router(commands.router)
+    app.include_router(streams.router)
+    app.include_router(fixture_routes.router)
+    app.include_router(device_routes.router)
     return app

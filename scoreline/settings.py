@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import Self
+from typing import Literal, Self
 
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -63,13 +63,35 @@ class Settings(BaseSettings):
     apns_topic: str = "com.scoreline.app"
     apns_ca_file: Path | None = None
     la_min_update_interval: Duration = timedelta(seconds=5)
+    # Live Activity sender: which device environment this deployment's APNS_URL serves, the
+    # connection pool, and how many pushes one fan-out has in flight / loads per batch.
+    apns_environment: Literal["sandbox", "production"] = "sandbox"
+    apns_max_connections: int = Field(default=4, ge=1, le=64)
+    apns_request_timeout: Duration = timedelta(seconds=10)
+    push_concurrency: int = Field(default=500, ge=1, le=5000)
+    push_batch_size: int = Field(default=500, ge=1, le=10_000)
 
     api_host: str = "127.0.0.1"
     api_port: int = 8000
+    # How long the API waits for a desk command's answer before answering `try_again` (503); the
+    # command stays in flight, and a resend with the same key attaches to it.
+    command_answer_timeout: Duration = timedelta(seconds=5)
     api_url: str = "http://127.0.0.1:8000"
     apns_admin_url: str = "http://127.0.0.1:8444"
     log_level: str = "info"
     log_format: str | None = None
+
+    # Live screens (SSE, WebSocket) and the outbox listener that feeds them (`scoreline.outbox`,
+    # `api.live`). The outbox reads every `safety_interval` even when no NOTIFY arrived, at most
+    # `batch` rows per query. A client whose queue of unsent changes reaches `client_queue` is
+    # dropped (it reconnects and resumes from its Last-Event-ID) instead of slowing the others.
+    # `redis_fanout` also relays every change through Redis pub/sub, so a process whose LISTEN
+    # connection is down still hears the changes another process read.
+    outbox_safety_interval: Duration = timedelta(seconds=5)
+    outbox_batch: int = Field(default=500, ge=1, le=10_000)
+    live_keepalive_interval: Duration = timedelta(seconds=15)
+    live_client_queue: int = Field(default=256, ge=1)
+    live_redis_fanout: bool = True
 
     @model_validator(mode="after")
     def _production_needs_real_services(self) -> Self:

@@ -27,6 +27,7 @@ from activities.match import MatchActivities, PollingConfig
 from activities.probe import ProbeActivities
 from activities.provider.client import SportMonksClient
 from scoreline.db.engine import create_engine
+from scoreline.feeds.builder import FeedBuilder
 from scoreline.logging import get_logger
 from scoreline.settings import Settings
 from scoreline.temporal.client import connect_from
@@ -129,10 +130,16 @@ async def run(settings: Settings) -> None:
         loop.add_signal_handler(sig, stop.set)
     async with worker_dependencies(settings) as deps, running_workers(client, deps, settings):
         await ensure_fixture_sync_schedule(client, settings)
+        # Partner feed documents: every worker runs a builder, one leads per database.
+        feeds = FeedBuilder(deps.engine, deps.redis, settings.require_database_url())
+        await feeds.start()
         log.info(
             "worker running",
             task_queue=settings.temporal_task_queue,
             watch_task_queue=settings.temporal_watch_task_queue,
         )
-        await stop.wait()
-        log.info("worker stopping")
+        try:
+            await stop.wait()
+        finally:
+            log.info("worker stopping")
+            await feeds.stop()

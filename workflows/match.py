@@ -256,12 +256,13 @@ class MatchWorkflow:
         )
 
     async def _desk_scored(self, options: MatchOptions) -> None:
-        """Desks own the score: nothing to poll, commands move the match. After the final whistle
-        corrections stay open for the settle period before the run ends."""
+        """Desks own the score, or no provider knows the match: nothing to poll, commands move the
+        match. After the final whistle corrections stay open for the settle period before the run
+        ends."""
         await workflow.wait_condition(
             lambda: (
                 self._progress.state in OVER_STATES
-                or self._scoring() != "desk"
+                or (self._source == "provider" and self._scoring() != "desk")
                 or workflow.info().is_continue_as_new_suggested()
             )
         )

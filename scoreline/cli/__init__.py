@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import typer
 
+from scoreline.cli.accounts import desks_app, fixtures_app, operators_app
 from scoreline.cli.dev import demo, dev
+from scoreline.cli.partners import partners_app
 from scoreline.cli.provider import provider_app
 from scoreline.cli.replay import replay
 from scoreline.cli.services import api, migrate, worker
@@ -25,6 +27,10 @@ app.command()(migrate)
 app.command()(replay)
 app.add_typer(sim_app, name="sim")
 app.add_typer(provider_app, name="provider")
+app.add_typer(partners_app, name="partners")
+app.add_typer(desks_app, name="desks")
+app.add_typer(operators_app, name="operators")
+app.add_typer(fixtures_app, name="fixtures")
 
 
 def main() -> None:

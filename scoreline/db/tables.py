@@ -334,3 +334,28 @@ feed_cursor = Table(
     _updated_at(),
 )
 """Where each durable consumer of `domain_event` stands, in the reader's `(xid, id)` order."""
+
+push_attempt = Table(
+    "push_attempt",
+    metadata,
+    Column("id", BigInteger, Identity(), primary_key=True),
+    Column("fixture_id", BigInteger, ForeignKey("fixture.id", ondelete="CASCADE"), nullable=False),
+    Column("event_key", Text, nullable=False),
+    Column("effect", Text, nullable=False, comment="la.start | la.alert | la.update | la.end"),
+    Column("device_id", UUID(as_uuid=True), ForeignKey("device.id", ondelete="CASCADE"), nullable=False),
+    Column("live_activity_id", BigInteger, ForeignKey("live_activity.id", ondelete="CASCADE")),
+    Column("token_kind", Text, nullable=False, comment="push_to_start | update"),
+    Column("attempt", SmallInteger, nullable=False, comment="1, 2, 3 … within one activity attempt"),
+    Column("priority", SmallInteger, nullable=False),
+    Column("payload_bytes", Integer, nullable=False),
+    Column("apns_id", UUID(as_uuid=True), comment="null when no request reached APNs"),
+    Column("status", SmallInteger, comment="APNs' HTTP status; null when no answer came"),
+    Column("reason", Text, comment="APNs' reason, or the network failure"),
+    Column("latency_ms", Integer, nullable=False),
+    Column("trace_id", Text),
+    _created_at(),
+    CheckConstraint("token_kind IN ('push_to_start', 'update')", name="token_kind"),
+)
+"""Every request to APNs (and every failure to make one), for support: who got what, when, and why not."""
+Index("ix_push_attempt_device_id_created_at", push_attempt.c.device_id, push_attempt.c.created_at)
+Index("ix_push_attempt_fixture_id_event_key", push_attempt.c.fixture_id, push_attempt.c.event_key)

@@ -27,9 +27,9 @@ class TeamView(_View):
 
 
 class CompetitionView(_View):
-    """The competition a fixture belongs to."""
+    """The competition a fixture belongs to; a desk-made fixture's competition has no provider id."""
 
-    id: int
+    id: int | None = None
     name: str | None = None
 
 

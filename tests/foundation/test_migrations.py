@@ -31,6 +31,7 @@ TABLES = {
     "desk",
     "operator",
     "feed_cursor",
+    "push_attempt",
 }
 
 

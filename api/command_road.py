@@ -1,0 +1,157 @@
+"""The API's half of the command road (design §4): from a checked request to the workflow's answer.
+
+A key the `command` table already holds is answered from there at once (duplicate, or refused
+`key_reused`): that is what makes a resend after a lost answer a duplicate even in a new workflow
+run. Anything else goes to the match workflow's `submit` Update with update id = key, so a resend
+while the first is still in flight attaches to it instead of running twice. A workflow that is not
+running (a desk-only fixture before its first command, a match whose run has ended) is started by
+update-with-start. If the answer takes longer than `COMMAND_ANSWER_TIMEOUT`, the desk hears
+`try_again` while the update keeps going.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio.client import (
+    Client,
+    WithStartWorkflowOperation,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
+
+from activities.commands.store import CommandStore
+from scoreline.db.tables import fixture
+from scoreline.settings import Settings
+from workers.main import match_options
+from workflows.command_types import CommandAnswer, CommandRequest, Outcome, Reason
+from workflows.match import MatchInput, MatchWorkflow
+from workflows.rules import Mode
+
+
+@dataclass(frozen=True)
+class FixtureFacts:
+    """What starting a fixture's workflow needs."""
+
+    id: int
+    kickoff: datetime | None
+    source: Literal["provider", "desk"]
+    mode: Mode
+
+
+class WorkflowRefused(Exception):
+    """The workflow's validator refused the command (a shape the API let through)."""
+
+    def __init__(self, message: str, path: str | None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+
+
+class NotAnswered(Exception):
+    """No answer in time, or Temporal could not be reached: the desk should resend the same key."""
+
+
+def payload_hash(fixture_id: int, code: str, input: object, saw: int) -> str:
+    """What makes a resend the same command. `sent_at` is left out: a client may restamp a retry."""
+    canonical = json.dumps(
+        {"fixture_id": fixture_id, "code": code, "input": input, "saw": saw},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+async def fixture_facts(engine: AsyncEngine, fixture_id: int) -> FixtureFacts | None:
+    async with engine.connect() as conn:
+        row = (
+            await conn.execute(
+                select(fixture.c.starting_at, fixture.c.source, fixture.c.scoring_mode).where(
+                    fixture.c.id == fixture_id
+                )
+            )
+        ).first()
+    if row is None:
+        return None
+    return FixtureFacts(id=fixture_id, kickoff=row.starting_at, source=row.source, mode=row.scoring_mode)
+
+
+async def stored_answer(
+    store: CommandStore, fixture_id: int, request: CommandRequest
+) -> CommandAnswer | None:
+    """The answer for a key the `command` table already holds; None for a new key."""
+    stored = await store.lookup(request.key)
+    if stored is None:
+        return None
+    if stored.payload_hash == request.payload_hash and stored.fixture_id == fixture_id:
+        return CommandAnswer(outcome=Outcome.DUPLICATE, answer=stored.answer)
+    return CommandAnswer(
+        outcome=Outcome.REFUSED,
+        reason=Reason(code="key_reused", message="this key was already used for another command"),
+    )
+
+
+async def submit(
+    client: Client, settings: Settings, facts: FixtureFacts, request: CommandRequest
+) -> CommandAnswer:
+    """The workflow's answer to `request`.
+
+    Raises:
+        NotAnswered: no answer within `COMMAND_ANSWER_TIMEOUT`, or Temporal is unreachable.
+        WorkflowRefused: the update validator refused the command.
+    """
+    try:
+        return await asyncio.wait_for(
+            _send(client, settings, facts, request), settings.command_answer_timeout.total_seconds()
+        )
+    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError) as error:
+        raise NotAnswered("no answer in time") from error
+    except WorkflowUpdateFailedError as error:
+        cause = error.cause
+        if isinstance(cause, ApplicationError) and cause.type == "CommandShapeError":
+            details = cause.details[0] if cause.details else {}
+            path = details.get("path") if isinstance(details, dict) else None
+            raise WorkflowRefused(cause.message, path) from error
+        raise
+    except RPCError as error:
+        raise NotAnswered(f"Temporal did not take the command: {error.message}") from error
+
+
+async def _send(
+    client: Client, settings: Settings, facts: FixtureFacts, request: CommandRequest
+) -> CommandAnswer:
+    workflow_id = f"match-{facts.id}"
+    try:
+        return await client.get_workflow_handle_for(MatchWorkflow.run, workflow_id).execute_update(
+            MatchWorkflow.submit, request, id=request.key
+        )
+    except RPCError as error:
+        if error.status is not RPCStatusCode.NOT_FOUND:
+            raise
+    start = WithStartWorkflowOperation(
+        MatchWorkflow.run,
+        MatchInput(
+            fixture_id=facts.id,
+            kickoff=facts.kickoff,
+            options=match_options(settings),
+            source=facts.source,
+            mode=facts.mode,
+        ),
+        id=workflow_id,
+        task_queue=settings.temporal_task_queue,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+    )
+    return await client.execute_update_with_start_workflow(
+        MatchWorkflow.submit, request, id=request.key, start_workflow_operation=start
+    )

@@ -1,0 +1,145 @@
+"""The process's fan-out: one outbox consumer that loads each change once and offers it to every
+connection that follows the match.
+
+Work is done only for matches someone follows: an outbox row for a match with no subscriber (and
+no subscriber that takes every match) is skipped without touching Postgres. Rows of one match that
+arrive in the same batch are coalesced into one value at the newest version, its entries covering
+them all.
+
+The hub remembers the newest version it delivered per followed match and drops anything not newer,
+so a change that arrives twice (the outbox's at-least-once delivery, or the same change from this
+process's listener and from Redis) is offered once. Per connection, `tracking` makes that exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from api.live.changes import LiveValue, load_value
+from api.live.subscriber import Subscriber
+from scoreline.outbox.reader import OutboxEvent
+
+Publish = Callable[[LiveValue], None]
+"""Hands a change this process loaded to the other processes (never blocks, never raises)."""
+
+
+class LiveHub:
+    def __init__(self, engine: AsyncEngine, capacity: int) -> None:
+        self._engine = engine
+        self._capacity = capacity
+        self.publish: Publish | None = None
+        """Set by the runtime when a relay shares changes with other processes."""
+        self.loads = 0
+        """Changes loaded from Postgres (for tests and the bench: work done per change)."""
+        self._followers: dict[int, set[Subscriber]] = {}
+        self._everything: set[Subscriber] = set()
+        self._delivered: dict[int, int] = {}
+        self._announced: dict[int, int] = {}
+
+    # --- interest -----------------------------------------------------------------------------
+
+    def subscriber(self, kind: str) -> Subscriber:
+        """A new subscriber that follows nothing yet (queue size from the settings)."""
+        return Subscriber(self._capacity, kind=kind)
+
+    def follow(self, subscriber: Subscriber, fixture_id: int) -> None:
+        subscriber.fixtures.add(fixture_id)
+        self._followers.setdefault(fixture_id, set()).add(subscriber)
+
+    def unfollow(self, subscriber: Subscriber, fixture_id: int) -> None:
+        subscriber.fixtures.discard(fixture_id)
+        followers = self._followers.get(fixture_id)
+        if followers is not None:
+            followers.discard(subscriber)
+            if not followers:
+                del self._followers[fixture_id]
+        self._forget_unfollowed(fixture_id)
+
+    def follow_everything(self, subscriber: Subscriber, on: bool) -> None:
+        subscriber.everything = on
+        if on:
+            self._everything.add(subscriber)
+            return
+        self._everything.discard(subscriber)
+        for fixture_id in list(self._delivered):
+            self._forget_unfollowed(fixture_id)
+
+    def leave(self, subscriber: Subscriber) -> None:
+        """Forget the subscriber entirely (idempotent: called on every way a connection ends)."""
+        for fixture_id in list(subscriber.fixtures):
+            self.unfollow(subscriber, fixture_id)
+        self.follow_everything(subscriber, False)
+
+    def announced(self, fixture_id: int) -> int:
+        """The newest version the outbox (or the relay) announced for this match (0 if none yet).
+
+        Kept for every match, followed or not (one int each, no query), so a new client can tell
+        that a cached first value is older than a change already committed.
+        """
+        return self._announced.get(fixture_id, 0)
+
+    def followed(self, fixture_id: int) -> bool:
+        return bool(self._everything) or fixture_id in self._followers
+
+    @property
+    def subscribers(self) -> int:
+        """Connections currently subscribed (for tests and the bench)."""
+        return len({s for followers in self._followers.values() for s in followers} | self._everything)
+
+    # --- changes ------------------------------------------------------------------------------
+
+    async def on_outbox(self, events: Sequence[OutboxEvent]) -> None:
+        """The outbox consumer: load each followed match's change once, deliver it, publish it.
+
+        Raises:
+            DBAPIError, OSError: Postgres failed; the listener offers the same rows again soon, and
+                what was already delivered is dropped then as not newer.
+        """
+        for fixture_id, after in self._wanted(events):
+            self.loads += 1
+            value = await load_value(self._engine, fixture_id, self._delivered.get(fixture_id, after))
+            if value is None:
+                continue
+            if self.deliver(value) and self.publish is not None:
+                self.publish(value)
+
+    def deliver(self, value: LiveValue) -> bool:
+        """Offer a change to its followers unless one as new was delivered; True if it was new."""
+        fixture_id = value.fixture_id
+        self._announced[fixture_id] = max(self._announced.get(fixture_id, 0), value.version)
+        if not self.followed(fixture_id) or value.version <= self._delivered.get(fixture_id, -1):
+            return False
+        self._delivered[fixture_id] = value.version
+        for subscriber in list(self._subscribers_of(fixture_id)):
+            if not subscriber.offer(value):
+                self.leave(subscriber)
+        return True
+
+    def _wanted(self, events: Sequence[OutboxEvent]) -> Iterator[tuple[int, int | None]]:
+        """(fixture, the version its new entries follow) per followed match with something new."""
+        after: dict[int, int | None] = {}
+        for event in events:
+            fixture_id = event.fixture_id
+            if event.seq is not None and event.seq > self._announced.get(fixture_id, 0):
+                self._announced[fixture_id] = event.seq
+            if not self.followed(fixture_id):
+                continue
+            if event.seq is not None and event.seq <= self._delivered.get(fixture_id, -1):
+                continue
+            start = event.payload.get("from_seq")
+            previous = start - 1 if isinstance(start, int) else None
+            if fixture_id not in after:
+                after[fixture_id] = previous
+            elif previous is not None and (known := after[fixture_id]) is not None:
+                after[fixture_id] = min(known, previous)
+        return iter(after.items())
+
+    def _subscribers_of(self, fixture_id: int) -> set[Subscriber]:
+        return self._followers.get(fixture_id, set()) | self._everything
+
+    def _forget_unfollowed(self, fixture_id: int) -> None:
+        # A match followed again later starts from its then-current version, not a stale one.
+        if not self.followed(fixture_id):
+            self._delivered.pop(fixture_id, None)

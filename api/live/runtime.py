@@ -1,0 +1,114 @@
+"""The live machinery of one API process, started and stopped by the app's lifespan.
+
+One outbox listener (one LISTEN connection) feeds one hub; the relay, when enabled, shares the
+hub's changes with the other processes. Routes reach all of it, and the read model handles they
+need for first values, through `LiveDep`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+import redis.asyncio as aioredis
+from fastapi import Depends
+from sqlalchemy.ext.asyncio import AsyncEngine
+from starlette.requests import HTTPConnection
+
+from api.live.changes import LiveValue, current_value, load_value
+from api.live.hub import LiveHub
+from api.live.relay import RedisRelay
+from scoreline.db.urls import asyncpg_dsn
+from scoreline.outbox.listener import OutboxListener
+from scoreline.readmodel.queries import MAX_MATCHES_LIMIT, load_match
+from scoreline.readmodel.reads import get_match, get_matches
+from scoreline.readmodel.states import LIVE_STATES
+from scoreline.readmodel.views import MatchView
+from scoreline.settings import Settings
+
+RELAY_CONNECTIONS = 4
+"""The relay's subscription, its publisher, and room for a reconnect overlapping either."""
+
+
+@dataclass
+class LiveRuntime:
+    settings: Settings
+    engine: AsyncEngine
+    redis: aioredis.Redis
+    hub: LiveHub
+    listener: OutboxListener
+    relay: RedisRelay | None
+
+    @classmethod
+    async def start(cls, settings: Settings, engine: AsyncEngine, redis: aioredis.Redis) -> LiveRuntime:
+        """Subscribe the hub at the outbox's current end, then start listening (and relaying).
+
+        Does not fail when Postgres or Redis is down: both are retried in the background.
+        """
+        hub = LiveHub(engine, settings.live_client_queue)
+        listener = OutboxListener(
+            asyncpg_dsn(settings.require_database_url()),
+            engine,
+            safety_interval=settings.outbox_safety_interval,
+            batch_size=settings.outbox_batch,
+        )
+        await listener.subscribe(hub.on_outbox, name="live-hub")
+        listener.start()
+        relay = None
+        if settings.live_redis_fanout:
+            # Its own small client: the subscription holds a connection for good, and a read
+            # burst that empties the shared pool must not hold up relaying.
+            relay = RedisRelay(
+                aioredis.Redis.from_url(settings.require_redis_url(), max_connections=RELAY_CONNECTIONS),
+                hub.deliver,
+            )
+            hub.publish = relay.publish
+            relay.start()
+        return cls(settings, engine, redis, hub, listener, relay)
+
+    async def stop(self) -> None:
+        if self.relay is not None:
+            await self.relay.stop()
+        await self.listener.stop()
+
+    @property
+    def keepalive(self) -> float:
+        return self.settings.live_keepalive_interval.total_seconds()
+
+    async def first_value(self, fixture_id: int, last_event_id: int | None) -> LiveValue | None:
+        """What a match stream starts with; None if there is no such match.
+
+        A new client gets the current value from the read model (Redis, else Postgres). A client
+        resuming after `last_event_id` gets it from Postgres with the entries it missed, in one
+        snapshot: the cache could be behind the version the client already has.
+        """
+        if last_event_id is not None:
+            return await load_value(self.engine, fixture_id, last_event_id)
+        view = await self.current_view(fixture_id)
+        return None if view is None else current_value(view)
+
+    async def current_view(self, fixture_id: int) -> MatchView | None:
+        """The match from the read model (Redis, else Postgres); None if there is no such match.
+
+        The cache is refreshed just after each commit, so for a moment it can be behind a change
+        the hub has already delivered to everyone else (and will not deliver again). When the
+        outbox announced a newer version than the cached one, Postgres answers instead.
+        """
+        view = await get_match(self.engine, self.redis, fixture_id)
+        if view is not None and view.version < self.hub.announced(fixture_id):
+            async with self.engine.connect() as conn:
+                view = await load_match(conn, fixture_id)
+        return view
+
+    async def live_values(self) -> list[LiveValue]:
+        """The current value of every live match, by kick-off."""
+        listed = await get_matches(self.engine, LIVE_STATES, MAX_MATCHES_LIMIT)
+        return [current_value(view) for view in listed.matches]
+
+
+def _live(connection: HTTPConnection) -> LiveRuntime:
+    live: LiveRuntime = connection.app.state.live
+    return live
+
+
+LiveDep = Annotated[LiveRuntime, Depends(_live)]

@@ -1,0 +1,116 @@
+"""`POST /v1/matches/{fixture_id}/commands`: a scorer desk's command, answered after the commit.
+
+Every answer has one body, `{outcome, seq?, answer?, reason?, changed?}`. It is an answer, not an
+error, so accepted, duplicate, refused and conflict are all 200; only `try_again` is 503 with
+`Retry-After`. Bad shapes are 422 with the field path and never reach the workflow.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path
+from fastapi.responses import JSONResponse
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue
+from sqlalchemy.exc import DBAPIError
+
+from activities.commands.store import CommandStore
+from api.auth import SenderDep, require_fixture
+from api.command_road import (
+    NotAnswered,
+    WorkflowRefused,
+    fixture_facts,
+    payload_hash,
+    stored_answer,
+    submit,
+)
+from api.deps import EngineDep, SettingsDep, TemporalDep
+from api.errors import ApiError
+from scoreline.logging import get_logger
+from workflows.command_types import CommandAnswer, CommandKey, CommandRequest, Outcome, Reason
+from workflows.rules import CommandShapeError, parse_command
+from workflows.rules.commands import MAX_ID
+
+router = APIRouter(prefix="/v1/matches", tags=["commands"])
+log = get_logger(__name__)
+
+RETRY_AFTER_SECONDS = 1
+FixtureId = Annotated[int, Path(ge=1, le=MAX_ID, description="The fixture the command is for.")]
+
+
+class CommandBody(BaseModel):
+    """What a desk sends. `key` is made once and resent unchanged on every retry."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    key: CommandKey
+    code: str = Field(min_length=1, max_length=64)
+    input: dict[str, JsonValue] = Field(max_length=32)
+    saw: int = Field(ge=0, le=MAX_ID, description="The last log seq the desk showed.")
+    sent_at: AwareDatetime | None = Field(default=None, strict=False)
+
+
+@router.post("/{fixture_id}/commands", response_model=CommandAnswer, response_model_exclude_none=True)
+async def send_command(
+    fixture_id: FixtureId,
+    body: CommandBody,
+    sender: SenderDep,
+    engine: EngineDep,
+    settings: SettingsDep,
+    temporal: TemporalDep,
+) -> JSONResponse:
+    require_fixture(sender, fixture_id)
+    try:
+        parse_command(body.code, body.input)
+    except CommandShapeError as error:
+        raise _shape_error(error.path, error.message) from None
+    try:
+        facts = await fixture_facts(engine, fixture_id)
+    except (DBAPIError, OSError) as error:
+        log.warning("command not taken: database unavailable", fixture_id=fixture_id, error=str(error))
+        return _try_again("the database is unavailable; send the same command again")
+    if facts is None:
+        raise ApiError(404, "not_found", f"fixture {fixture_id} does not exist")
+    request = CommandRequest(
+        key=body.key,
+        code=body.code,
+        input=body.input,
+        saw=body.saw,
+        sent_at=body.sent_at,
+        sender=sender.label,
+        actor="operator" if sender.kind == "operator" else "desk",
+        payload_hash=payload_hash(fixture_id, body.code, body.input, body.saw),
+    )
+    try:
+        answer = await stored_answer(CommandStore(engine), fixture_id, request)
+        if answer is None:
+            answer = await submit(temporal, settings, facts, request)
+    except WorkflowRefused as error:
+        raise _shape_error(error.path or "input", error.message) from None
+    except (NotAnswered, DBAPIError, OSError) as error:
+        log.warning("command not answered in time", fixture_id=fixture_id, key=body.key, error=str(error))
+        return _try_again("no answer yet; send the same command again")
+    log.info("command answered", fixture_id=fixture_id, key=body.key, code=body.code, outcome=answer.outcome)
+    if answer.outcome is Outcome.TRY_AGAIN:
+        return _respond_try_again(answer)
+    return JSONResponse(answer.body())
+
+
+def _try_again(message: str) -> JSONResponse:
+    return _respond_try_again(
+        CommandAnswer(outcome=Outcome.TRY_AGAIN, reason=Reason(code="unavailable", message=message))
+    )
+
+
+def _respond_try_again(answer: CommandAnswer) -> JSONResponse:
+    return JSONResponse(answer.body(), status_code=503, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+
+
+def _shape_error(path: str, message: str) -> ApiError:
+    field = f"body.{path}"
+    return ApiError(
+        422,
+        "validation_error",
+        f"invalid request: {field}",
+        fields=[{"path": field, "message": message, "type": "command_shape"}],
+    )

@@ -1,0 +1,152 @@
+"""Partner feeds: `GET /v1/feeds/{doc}` with `X-Api-Key`, answered 200 or 304 (design §5).
+
+The hot path touches no database: the key is checked against the process's partner snapshot and
+the document comes from the process's copy (refreshed from Redis at most once a second per
+document, Postgres when Redis cannot answer). A match document needs its competition granted; a
+day's fixture list is filtered to the partner's competitions (a partner sees the day's fixtures it
+may open, and each grant set gets its own strong ETag).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import APIRouter, FastAPI, Path, Request, Response
+from fastapi.responses import JSONResponse
+
+from api.errors import error_body
+from api.resources import Resources
+from scoreline.feeds.directory import PartnerDirectory
+from scoreline.feeds.keys import MatchDoc, parse_doc_key
+from scoreline.feeds.served import DocumentCopies, FeedUnavailableError, Representation
+
+CACHE_CONTROL = "private, no-cache"
+"""Per partner (private), and live: a client may keep a copy but revalidates it (If-None-Match)."""
+AUTH_CHALLENGE = {"WWW-Authenticate": 'ApiKey header="X-Api-Key"'}
+JSON_TYPE = "application/json"
+
+
+@dataclass(frozen=True, slots=True)
+class Feeds:
+    """What the feed route needs, built once per API process by the router's lifespan."""
+
+    partners: PartnerDirectory
+    documents: DocumentCopies
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    # Runs inside the application's own lifespan, so its resources exist already.
+    resources: Resources = app.state.resources
+    partners = PartnerDirectory(resources.settings.require_database_url())
+    await partners.start()
+    app.state.feeds = Feeds(partners, DocumentCopies(resources.engine, resources.redis))
+    try:
+        yield
+    finally:
+        await partners.stop()
+
+
+router = APIRouter(prefix="/v1/feeds", tags=["feeds"], lifespan=_lifespan)
+
+DocPath = Annotated[
+    str,
+    Path(description="`match/{fixture_id}` or `fixtures/{YYYY-MM-DD}` (a UTC day).", max_length=40),
+]
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    304: {"description": "Not modified: `If-None-Match` holds the current ETag."},
+    401: {"description": "`X-Api-Key` is missing or not a key we issued."},
+    403: {"description": "The key was revoked, or the match's competition is not granted to it."},
+    404: {"description": "No such document (never published)."},
+    503: {"description": "Partner keys or the document cannot be read right now."},
+}
+
+
+@router.get("/{doc:path}", responses=_ERRORS, response_class=Response)
+async def feed(doc: DocPath, request: Request) -> Response:
+    """The latest version of a partner document, with a strong `ETag`; gzip if accepted.
+
+    Send the partner key in `X-Api-Key` and the last `ETag` you got in `If-None-Match` to get an
+    empty 304 while the document has not changed.
+    """
+    feeds: Feeds = request.app.state.feeds
+    headers = request.headers
+    api_key = headers.get("x-api-key")
+    if not api_key:
+        return _error(
+            401, "unauthorized", "send your partner API key in the X-Api-Key header", AUTH_CHALLENGE
+        )
+    if not feeds.partners.loaded:
+        return _error(503, "unavailable", "partner keys are not loaded yet; try again shortly")
+    partner = feeds.partners.find(api_key)
+    if partner is None:
+        return _error(401, "invalid_api_key", "this API key is not valid", AUTH_CHALLENGE)
+    if not partner.active:
+        return _error(403, "api_key_revoked", "this API key has been revoked")
+    key = parse_doc_key(doc)
+    try:
+        document = None if key is None else await feeds.documents.get(key.key)
+    except FeedUnavailableError:
+        return _error(503, "unavailable", "the document cannot be read right now; try again shortly")
+    if key is None or document is None:
+        return _error(404, "document_not_found", f"no feed document {doc!r}")
+    if isinstance(key, MatchDoc):
+        if document.published.competition_id not in partner.competitions:
+            return _error(403, "competition_not_granted", "this match's competition is not in your feed")
+        representation = document.full
+    else:
+        representation = document.for_competitions(partner.competitions)
+    return _answer(representation, headers.get("if-none-match"), headers.get("accept-encoding"))
+
+
+def _answer(
+    representation: Representation, if_none_match: str | None, accept_encoding: str | None
+) -> Response:
+    gzipped = accepts_gzip(accept_encoding)
+    etag = representation.gzip_etag if gzipped else representation.etag
+    headers = {"ETag": etag, "Cache-Control": CACHE_CONTROL, "Vary": "Accept-Encoding"}
+    if if_none_match is not None and etag_matches(
+        if_none_match, representation.etag, representation.gzip_etag
+    ):
+        return Response(status_code=304, headers=headers)
+    if gzipped:
+        headers["Content-Encoding"] = "gzip"
+        return Response(representation.gzipped, media_type=JSON_TYPE, headers=headers)
+    return Response(representation.body, media_type=JSON_TYPE, headers=headers)
+
+
+def etag_matches(if_none_match: str, *etags: str) -> bool:
+    """`If-None-Match` uses weak comparison (RFC 9110 13.1.2): `W/` is ignored, `*` matches anything.
+
+    Either coding's tag matches: both name the same version, so the client's copy is current.
+    """
+    if if_none_match.strip() == "*":
+        return True
+    return any(tag.strip().removeprefix("W/") in etags for tag in if_none_match.split(","))
+
+
+def accepts_gzip(accept_encoding: str | None) -> bool:
+    """Whether `Accept-Encoding` lists gzip with a non-zero weight."""
+    if not accept_encoding:
+        return False
+    for part in accept_encoding.split(","):
+        coding, _, parameters = part.partition(";")
+        if coding.strip().lower() not in ("gzip", "x-gzip"):
+            continue
+        weight = parameters.strip().lower()
+        if weight.startswith("q="):
+            try:
+                return float(weight[2:]) > 0
+            except ValueError:
+                return False
+        return True
+    return False
+
+
+def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    """The API's one error body (`api.errors`), with the headers a 401 needs."""
+    return JSONResponse(error_body(code, message), status_code=status, headers=headers)

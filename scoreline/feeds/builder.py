@@ -1,0 +1,266 @@
+"""`FeedBuilder`: the worker's durable consumer of the outbox that keeps partner documents current.
+
+One builder works per database at a time: it holds a session advisory lock on its own connection
+(`LOCK_KEY`), and a second worker's builder waits as a standby until that connection goes away.
+The same connection LISTENs on `scoreline_changes`, so a commit wakes the builder at once; a poll
+every `poll_interval` (sooner while rows wait behind an open transaction) covers a lost wake-up.
+
+Each cycle: read the settled outbox rows after the in-memory position (`scoreline.outbox.reader`:
+`(xid, id)` order, below the snapshot's xmin, so a late commit is never skipped), note the documents
+they touch in the `Gatherer`, rebuild the documents that are due, then move the durable cursor in
+`feed_cursor` to the furthest row whose documents are all rebuilt. A crash or restart therefore
+re-reads at most the rows of the documents that were still gathering; rebuilding those is harmless.
+
+Every `sweep_interval` the fixture lists of yesterday, today and tomorrow (UTC), and the match
+documents of fixtures on those days that have none yet, are rebuilt too: a fixture the sync adds or
+reschedules changes no log, so no outbox row would ever speak for it.
+
+Redis gets each version through the compare-and-set in `store` (only newer versions ever land). A
+document is done only when both Postgres and Redis have it: a failed Redis write leaves it pending
+(its rows hold the cursor) and it is rebuilt and written again, while the API reads Postgres.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import asyncpg
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from scoreline.db.urls import asyncpg_dsn
+from scoreline.feeds.build import build_document
+from scoreline.feeds.changes import changes_of
+from scoreline.feeds.cursor import load_cursor, save_cursor
+from scoreline.feeds.documents import unpublished_matches
+from scoreline.feeds.gather import Gatherer
+from scoreline.feeds.keys import DocKey, FixturesDoc, MatchDoc
+from scoreline.feeds.published import Published
+from scoreline.feeds.store import store_if_newer
+from scoreline.logging import get_logger
+from scoreline.outbox.reader import Batch, Cursor, read_after
+
+log = get_logger(__name__)
+
+CHANNEL = "scoreline_changes"
+"""What every writer of `domain_event` notifies in its transaction (`activities.ingest.store`)."""
+LOCK_KEY = 0x5C0_FEED
+"""The session advisory lock that makes one builder per database the leader."""
+APPLICATION_NAME = "scoreline-feed-builder"
+STANDBY_RETRY = 5.0
+"""Seconds between a standby builder's attempts to take the lead."""
+HELD_RETRY = 0.1
+"""Seconds before reading again while committed rows wait behind an older open transaction."""
+BUILD_RETRY = 1.0
+"""Seconds before a document whose rebuild failed is tried again (its rows stay unsettled)."""
+REDIS_RETRY = 1.0
+"""Seconds Redis is left alone after a failed write; its documents are retried after that."""
+REDIS_TIMEOUT = 0.5
+"""Seconds a stalled Redis may hold up the builder, once per `REDIS_RETRY`."""
+PING_TIMEOUT = 5.0
+RETRY_AFTER = 2.0
+"""Seconds before starting over after the connection or a cycle failed (from the durable cursor)."""
+SWEEP_DAYS = (-1, 0, 1)
+"""Days around today (UTC) whose fixture lists and unpublished matches each sweep rebuilds."""
+BUILD_ALLOWANCE = 0.5
+"""Seconds of `max_hold` kept for the rebuild itself, so a change is published, not just started, in time."""
+
+_DATABASE_ERRORS = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError, DBAPIError)
+_REDIS_ERRORS = (RedisError, OSError, TimeoutError)
+
+
+class FeedBuilder:
+    """Long-running service: `await start()` once the worker runs, `await stop()` on shutdown."""
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        redis: aioredis.Redis,
+        database_url: str,
+        *,
+        consumer: str = "feeds",
+        gather: timedelta = timedelta(seconds=1),
+        max_hold: timedelta = timedelta(seconds=3),
+        poll_interval: timedelta = timedelta(seconds=2),
+        sweep_interval: timedelta | None = timedelta(seconds=60),
+        batch_size: int = 500,
+    ) -> None:
+        self._engine = engine
+        self._redis = redis
+        self._dsn = asyncpg_dsn(database_url)
+        self._consumer = consumer
+        self._gather = gather.total_seconds()
+        self._max_hold = max(max_hold.total_seconds() - BUILD_ALLOWANCE, self._gather)
+        self._poll = poll_interval.total_seconds()
+        self._sweep = None if sweep_interval is None else sweep_interval.total_seconds()
+        self._batch_size = batch_size
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._redis_down_until = 0.0
+        self.leading = asyncio.Event()
+        """Set while this builder holds the lead (tests and health checks wait on it)."""
+
+    async def start(self) -> None:
+        """Start in the background: connect, take the lead (or stand by), consume."""
+        if self._task is not None:
+            raise RuntimeError("the feed builder is already running")
+        self._task = asyncio.create_task(self._run_forever(), name="feed-builder")
+
+    async def stop(self) -> None:
+        """Stop now. Documents still gathering are rebuilt after the next start (cursor behind them)."""
+        task, self._task = self._task, None
+        if task is None:
+            return
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    async def _run_forever(self) -> None:
+        while True:
+            try:
+                await self._lead()
+            except _DATABASE_ERRORS as error:
+                log.warning("feeds.builder_interrupted", error=_describe(error), retry_in=RETRY_AFTER)
+            except Exception:  # the builder must outlive any one failure
+                log.exception("feeds.builder_failed", retry_in=RETRY_AFTER)
+            await asyncio.sleep(RETRY_AFTER)
+
+    async def _lead(self) -> None:
+        """Hold the lead on one connection and consume until that connection fails."""
+        connection = await asyncpg.connect(self._dsn, server_settings={"application_name": APPLICATION_NAME})
+        try:
+            lost = asyncio.Event()
+            connection.add_termination_listener(lambda _connection: lost.set())
+            standby_logged = False
+            while not await connection.fetchval("SELECT pg_try_advisory_lock($1)", LOCK_KEY):
+                if not standby_logged:
+                    log.info("feeds.builder_standby", retry_every=STANDBY_RETRY)
+                    standby_logged = True
+                await asyncio.sleep(STANDBY_RETRY)
+            await connection.add_listener(CHANNEL, self._notified)
+            self.leading.set()
+            log.info("feeds.builder_leading", consumer=self._consumer)
+            await self._consume(connection, lost.is_set)
+        finally:
+            self.leading.clear()
+            with contextlib.suppress(*_DATABASE_ERRORS):
+                await asyncio.wait_for(connection.close(), PING_TIMEOUT)
+
+    def _notified(self, *_args: Any) -> None:
+        self._wake.set()
+
+    async def _consume(self, connection: asyncpg.Connection, lost: Callable[[], bool]) -> None:
+        loop = asyncio.get_running_loop()
+        async with self._engine.connect() as conn:
+            durable = await load_cursor(conn, self._consumer)
+        position = durable
+        gatherer = Gatherer(self._gather, self._max_hold)
+        next_sweep = loop.time() if self._sweep is not None else math.inf
+        while True:
+            if lost() or connection.is_closed():
+                raise ConnectionError("the builder's lock connection closed")
+            self._wake.clear()
+            batch = await self._read(gatherer, position)
+            if batch.events:
+                position = batch.events[-1].cursor
+            if self._sweep is not None and loop.time() >= next_sweep:
+                await self._sweep_window(gatherer)
+                next_sweep = loop.time() + self._sweep
+            await self._build_due(gatherer)
+            settled = gatherer.settled()
+            if settled is not None and settled > durable:
+                async with self._engine.begin() as conn:
+                    await save_cursor(conn, self._consumer, settled)
+                durable = settled
+            if len(batch.events) == self._batch_size:
+                continue
+            now = loop.time()
+            wake_at = [now + (HELD_RETRY if batch.held else self._poll), next_sweep]
+            due = gatherer.next_due()
+            if due is not None:
+                wake_at.append(due)
+            try:
+                async with asyncio.timeout(max(min(wake_at) - now, 0.0)):
+                    await self._wake.wait()
+            except TimeoutError:
+                # Quiet for a while: make sure the lock connection still answers.
+                await asyncio.wait_for(connection.fetchval("SELECT 1"), PING_TIMEOUT)
+
+    async def _read(self, gatherer: Gatherer, position: Cursor) -> Batch:
+        async with self._engine.connect() as conn:
+            batch = await read_after(conn, position, self._batch_size)
+            changes = await changes_of(conn, batch.events)
+        now = asyncio.get_running_loop().time()
+        for change in changes:
+            for doc in change.docs:
+                gatherer.change(doc, change.at, now, now - change.age)
+            gatherer.read(change.at)
+        return batch
+
+    async def _sweep_window(self, gatherer: Gatherer) -> None:
+        today = datetime.now(UTC).date()
+        days = [today + timedelta(days=offset) for offset in SWEEP_DAYS]
+        async with self._engine.connect() as conn:
+            missing = await unpublished_matches(conn, days[0], days[-1])
+        now = asyncio.get_running_loop().time()
+        docs: list[DocKey] = [FixturesDoc(day) for day in days]
+        docs += [MatchDoc(fixture_id) for fixture_id in missing]
+        for doc in docs:
+            gatherer.change(doc, None, now, now)
+
+    async def _build_due(self, gatherer: Gatherer) -> None:
+        """Rebuild each due document; it counts as done only once Postgres and Redis both have it.
+
+        A failure (of either) leaves the document pending, so its outbox rows keep holding the
+        cursor and a restart rebuilds it: Redis can never stay behind Postgres for good.
+        """
+        loop = asyncio.get_running_loop()
+        for doc in gatherer.due(loop.time()):
+            try:
+                result = await build_document(self._engine, doc)
+            except Exception as error:  # noqa: BLE001 - one bad document must not stop the others
+                log.warning("feeds.build_failed", doc=doc.key, error=_describe(error), retry_in=BUILD_RETRY)
+                gatherer.retry(doc, loop.time() + BUILD_RETRY)
+                continue
+            if result is not None:
+                published, changed = result
+                if changed:
+                    log.info("feeds.published", doc=published.doc_key, version=published.version)
+                if not await self._to_redis(published):
+                    gatherer.retry(doc, max(self._redis_down_until, loop.time()))
+                    continue
+            gatherer.built(doc)
+
+    async def _to_redis(self, published: Published) -> bool:
+        """Store the version in Redis (if newer); False if Redis failed, or failed a moment ago.
+
+        After a failure Redis is left alone for `REDIS_RETRY`, so an unreachable or stalled Redis
+        costs one timeout per retry period, not one per document.
+        """
+        loop = asyncio.get_running_loop()
+        if loop.time() < self._redis_down_until:
+            return False
+        try:
+            async with asyncio.timeout(REDIS_TIMEOUT):
+                await store_if_newer(self._redis, published)
+        except _REDIS_ERRORS as error:
+            self._redis_down_until = loop.time() + REDIS_RETRY
+            log.warning(
+                "feeds.redis_write_failed",
+                doc=published.doc_key,
+                error=_describe(error),
+                retry_in=REDIS_RETRY,
+            )
+            return False
+        return True
+
+
+def _describe(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"

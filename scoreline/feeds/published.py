@@ -1,0 +1,112 @@
+"""Saving a document version in Postgres when, and only when, its content changed.
+
+`published_document` keeps every version (key, version) with its content hash and ETag. A rebuild
+whose content hashes the same as the latest version saves nothing: version and ETag stay, so a
+partner's `If-None-Match` keeps matching. The served body adds `doc`, `version` and `published_at`
+to the content; none of them is hashed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from scoreline.db.tables import published_document
+from scoreline.feeds.content import canonical_json, content_hash, make_etag
+
+ENVELOPE = frozenset({"doc", "version", "published_at"})
+"""Fields the served body adds around the content; never part of the hash."""
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """One version of a document, as Redis holds it and the API serves it.
+
+    Attributes:
+        body: The served body as canonical JSON bytes.
+        competition_id: The competition of a match document (what a partner must be granted);
+            None for a day's fixture list, which the API filters per partner instead.
+    """
+
+    doc_key: str
+    version: int
+    etag: str
+    competition_id: int | None
+    body: bytes
+
+
+async def publish(
+    conn: AsyncConnection, doc_key: str, content: dict[str, Any], competition_id: int | None
+) -> tuple[Published, bool]:
+    """Save `content` as the next version of `doc_key` unless the latest version has the same hash.
+
+    Runs in the caller's transaction; the caller keeps one builder per database (the builder's
+    leader lock), so the next version number is never claimed twice.
+
+    Returns:
+        The latest version after the call, and whether this call created it.
+    """
+    if ENVELOPE & content.keys():
+        raise ValueError(f"content must not carry {sorted(ENVELOPE & content.keys())}")
+    hash_ = content_hash(content)
+    latest = (
+        await conn.execute(
+            select(
+                published_document.c.version,
+                published_document.c.content_hash,
+                published_document.c.etag,
+                published_document.c.body["published_at"].astext.label("published_at"),
+            )
+            .where(published_document.c.doc_key == doc_key)
+            .order_by(published_document.c.version.desc())
+            .limit(1)
+        )
+    ).first()
+    if latest is not None and latest.content_hash == hash_:
+        # Same hash, same content: the stored body is this content in the stored envelope.
+        body = _envelope(content, doc_key, latest.version, latest.published_at)
+        return Published(doc_key, latest.version, latest.etag, competition_id, canonical_json(body)), False
+    version = 1 if latest is None else latest.version + 1
+    etag = make_etag(doc_key, version, hash_)
+    published_at = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    body = _envelope(content, doc_key, version, published_at)
+    await conn.execute(
+        published_document.insert().values(
+            doc_key=doc_key,
+            version=version,
+            content_hash=hash_,
+            etag=etag,
+            body=body,
+            competition_id=competition_id,
+        )
+    )
+    return Published(doc_key, version, etag, competition_id, canonical_json(body)), True
+
+
+def _envelope(content: dict[str, Any], doc_key: str, version: int, published_at: str) -> dict[str, Any]:
+    return {**content, "doc": doc_key, "version": version, "published_at": published_at}
+
+
+async def latest_version(conn: AsyncConnection, doc_key: str) -> Published | None:
+    """The newest saved version of `doc_key`, or None if it was never published."""
+    row = (
+        await conn.execute(
+            select(
+                published_document.c.version,
+                published_document.c.etag,
+                published_document.c.competition_id,
+                published_document.c.body,
+            )
+            .where(published_document.c.doc_key == doc_key)
+            .order_by(published_document.c.version.desc())
+            .limit(1)
+        )
+    ).first()
+    if row is None:
+        return None
+    # JSONB gives back a value, not our bytes: re-serialised canonically, the bytes are the same.
+    return Published(doc_key, row.version, row.etag, row.competition_id, canonical_json(row.body))

@@ -1,0 +1,251 @@
+"""One LISTEN connection per process that wakes the outbox reader, and the consumers it feeds.
+
+A commit that writes `domain_event` also sends `pg_notify('scoreline_changes', …)`. The
+notification only says "look now": the rows themselves always come from `reader.read_after`, so a
+lost, duplicated or reordered notification can delay a change but never lose or repeat one.
+
+- Wake-ups coalesce: a notification only sets an event, and the read loop runs one read cycle
+  per wake-up however many notifications arrived meanwhile.
+- A safety read runs every `safety_interval` even when nothing was heard (a notification sent while
+  the LISTEN connection was down, a missed wake-up).
+- Rows held back behind an older open transaction (`Batch.held`), and a consumer or read that
+  failed, are retried soon with a growing delay rather than at the next safety read.
+- The LISTEN connection is watched and re-opened when Postgres goes away (logged, backed off);
+  reads keep running on the engine's pool meanwhile, so the process keeps serving.
+
+Each consumer has its own in-memory cursor. One read cycle starts at the lowest cursor and gives
+every consumer only the rows after its own. A consumer that raises keeps its cursor and gets the
+same rows again on the next cycle (so delivery is at least once, and consumers drop what they
+already hold). A new consumer starts at the current end (`reader.current_end`): it takes current
+values from the read model, not history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+
+import asyncpg
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from scoreline.logging import get_logger
+from scoreline.outbox.reader import Cursor, OutboxEvent, current_end, read_after
+
+log = get_logger(__name__)
+
+CHANNEL = "scoreline_changes"
+"""The NOTIFY channel every writer of `domain_event` signals (`activities.ingest.store`)."""
+FIRST_RETRY = 0.02
+"""Seconds before the first quick re-read (held-back rows, a failed read); doubles each time."""
+HELD_RETRY_CAP = 1.0
+"""Seconds; the slowest re-read while rows wait behind an open transaction."""
+APPLICATION_NAME = "scoreline-outbox-listen"
+"""How the LISTEN connection shows in `pg_stat_activity`."""
+PING_TIMEOUT = 5.0
+"""Seconds the LISTEN connection has to answer the safety ping before it is re-opened."""
+
+Consumer = Callable[[Sequence[OutboxEvent]], Awaitable[None]]
+"""Takes a batch of new events in `(xid, id)` order; raising means "give me these again"."""
+
+_DATABASE_ERRORS = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError, DBAPIError)
+
+
+class ConsumerFailedError(Exception):
+    """A consumer raised; its cursor stayed put and the rows are offered again soon."""
+
+
+@dataclass(eq=False)
+class Subscription:
+    """One consumer and its cursor; None until the first read that can find the current end."""
+
+    name: str
+    consumer: Consumer
+    cursor: Cursor | None = None
+    failed: bool = False
+    """The consumer raised during the current read cycle; it gets nothing more until the next."""
+
+    async def offer(self, events: Sequence[OutboxEvent]) -> None:
+        """Hand over the events after this cursor; the cursor moves only if the consumer succeeds."""
+        if self.failed or self.cursor is None:
+            return
+        cursor = self.cursor
+        fresh = [event for event in events if event.cursor > cursor]
+        if not fresh:
+            return
+        try:
+            await self.consumer(fresh)
+        except Exception as error:  # noqa: BLE001 - any consumer failure is retried, never fatal
+            # One consumer must not stop the others, nor pass over rows it did not take.
+            self.failed = True
+            log.warning(
+                "outbox.consumer_failed", consumer=self.name, error=f"{type(error).__name__}: {error}"
+            )
+            return
+        self.cursor = fresh[-1].cursor
+
+
+class OutboxListener:
+    """The process's outbox listener: start once, subscribe consumers, stop at shutdown."""
+
+    def __init__(
+        self,
+        dsn: str,
+        engine: AsyncEngine,
+        *,
+        safety_interval: timedelta = timedelta(seconds=5),
+        batch_size: int = 500,
+        reconnect_cap: timedelta = timedelta(seconds=5),
+    ) -> None:
+        self._dsn = dsn
+        self._engine = engine
+        self._safety = safety_interval.total_seconds()
+        self._batch_size = batch_size
+        self._reconnect_cap = reconnect_cap.total_seconds()
+        self._subscriptions: list[Subscription] = []
+        self._wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self.reads = 0
+        """Completed read cycles, for tests and the bench (one per wake-up, however many NOTIFYs)."""
+        self.rereads = 0
+        """Read cycles run to retry (rows held back, a failed read or consumer), not on a wake-up."""
+        self.listening = asyncio.Event()
+        """Set while the LISTEN connection is open."""
+
+    async def subscribe(self, consumer: Consumer, *, name: str) -> Subscription:
+        """Add a consumer that starts at the current end; if Postgres cannot say where that is
+        now, the first read that succeeds decides."""
+        subscription = Subscription(name=name, consumer=consumer)
+        with contextlib.suppress(*_DATABASE_ERRORS):
+            async with asyncio.timeout(PING_TIMEOUT), self._engine.connect() as conn:
+                subscription.cursor = await current_end(conn)
+        self._subscriptions.append(subscription)
+        return subscription
+
+    def start(self) -> None:
+        """Open the LISTEN connection and start reading (both in the background)."""
+        if self._tasks:
+            raise RuntimeError("the outbox listener is already running")
+        self._wake.set()
+        self._tasks = [
+            asyncio.create_task(self._listen_forever(), name="outbox-listen"),
+            asyncio.create_task(self._read_forever(), name="outbox-read"),
+        ]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+
+    # --- reading ------------------------------------------------------------------------------
+
+    async def _read_forever(self) -> None:
+        retry: float | None = None
+        while True:
+            try:
+                async with asyncio.timeout(self._safety if retry is None else retry):
+                    await self._wake.wait()
+            except TimeoutError:
+                if retry is not None:
+                    self.rereads += 1
+            self._wake.clear()
+            try:
+                held = await self._read_once()
+            except (*_DATABASE_ERRORS, ConsumerFailedError) as error:
+                if not isinstance(error, ConsumerFailedError):
+                    log.warning("outbox.read_failed", error=f"{type(error).__name__}: {error}")
+                retry = min(_grow(retry), self._safety)
+                continue
+            retry = min(_grow(retry), HELD_RETRY_CAP) if held else None
+
+    async def _read_once(self) -> bool:
+        """One read cycle for every consumer; True if settled rows may follow soon (held back).
+
+        Raises:
+            ConsumerFailedError: a consumer raised (the others got their rows).
+            DBAPIError, OSError: Postgres could not be read.
+        """
+        subscriptions = list(self._subscriptions)
+        if not subscriptions:
+            return False
+        await self._place_new(subscriptions)
+        for subscription in subscriptions:
+            subscription.failed = False
+        cursor = min(s.cursor for s in subscriptions if s.cursor is not None)
+        while True:
+            async with self._engine.connect() as conn:
+                batch = await read_after(conn, cursor, self._batch_size)
+            held = batch.held
+            for subscription in subscriptions:
+                await subscription.offer(batch.events)
+            if len(batch.events) < self._batch_size:
+                break
+            cursor = batch.events[-1].cursor
+        self.reads += 1
+        if any(s.failed for s in subscriptions):
+            raise ConsumerFailedError
+        return held
+
+    async def _place_new(self, subscriptions: Sequence[Subscription]) -> None:
+        if all(s.cursor is not None for s in subscriptions):
+            return
+        async with self._engine.connect() as conn:
+            end = await current_end(conn)
+        for subscription in subscriptions:
+            if subscription.cursor is None:
+                subscription.cursor = end
+
+    # --- listening ----------------------------------------------------------------------------
+
+    async def _listen_forever(self) -> None:
+        delay: float | None = None
+        while True:
+            try:
+                connection = await asyncpg.connect(
+                    self._dsn, server_settings={"application_name": APPLICATION_NAME}
+                )
+            except _DATABASE_ERRORS as error:
+                delay = min(_grow(delay, start=0.5), self._reconnect_cap)
+                log.warning(
+                    "outbox.listen_connect_failed", error=f"{type(error).__name__}: {error}", retry_in=delay
+                )
+                await asyncio.sleep(delay)
+                continue
+            try:
+                await self._listen(connection)
+            except _DATABASE_ERRORS as error:
+                log.warning("outbox.listen_lost", error=f"{type(error).__name__}: {error}")
+            finally:
+                self.listening.clear()
+                with contextlib.suppress(*_DATABASE_ERRORS):
+                    await asyncio.wait_for(connection.close(), PING_TIMEOUT)
+            delay = None
+            await asyncio.sleep(FIRST_RETRY)
+
+    async def _listen(self, connection: asyncpg.Connection) -> None:
+        """LISTEN until the connection fails its ping or closes."""
+        lost = asyncio.Event()
+        connection.add_termination_listener(lambda _connection: lost.set())
+        await connection.add_listener(CHANNEL, lambda *_args: self._wake.set())
+        self.listening.set()
+        # Anything committed while no one was listening is found by this read.
+        self._wake.set()
+        log.info("outbox.listening", channel=CHANNEL)
+        while True:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self._safety):
+                    await lost.wait()
+            if lost.is_set() or connection.is_closed():
+                raise ConnectionError("the LISTEN connection closed")
+            # A server that vanished without closing the socket shows up here.
+            await asyncio.wait_for(connection.fetchval("SELECT 1"), PING_TIMEOUT)
+
+
+def _grow(previous: float | None, *, start: float = FIRST_RETRY) -> float:
+    return start if previous is None else previous * 2

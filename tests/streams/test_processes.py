@@ -1,0 +1,117 @@
+"""Two API processes on one database and Redis, and one whose Redis is gone.
+
+Each app instance here is a whole API process's worth of machinery (its own engine, LISTEN
+connection, hub and relay), served on its own port.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from api.app import create_app
+from api.live.runtime import LiveRuntime
+from scoreline.devstack.ports import free_port
+from scoreline.settings import Settings
+from tests.outbox.writer import MatchWriter
+from tests.streams.clients import sse, websocket
+from tests.support.http import serve
+
+MATCH = 81000001
+
+
+def _versions_and_seqs(bodies: Sequence[Mapping[str, Any]]) -> tuple[list[int], list[int]]:
+    """The versions of a client's messages, and the seqs of their entries, in arrival order."""
+    return [body["version"] for body in bodies], [e["seq"] for body in bodies for e in body["entries"]]
+
+
+async def test_a_client_on_either_process_sees_every_change_once(
+    live_settings: Settings, engine: AsyncEngine
+) -> None:
+    """Both processes hear the change (LISTEN) and relay it (Redis): each client gets it once."""
+    match = await MatchWriter.create(engine, MATCH)
+    one, two = create_app(live_settings), create_app(live_settings)
+    async with (
+        serve(one) as url_one,
+        serve(two) as url_two,
+        sse(url_one, f"/v1/matches/{MATCH}/stream") as on_one,
+        sse(url_two, f"/v1/matches/{MATCH}/stream") as on_two,
+    ):
+        await on_one.next()
+        await on_two.next()
+        for _ in range(8):
+            await match.change(entries=2)
+        seen_one = [event.body for event in await on_one.until_version(match.version)]
+        seen_two = [event.body for event in await on_two.until_version(match.version)]
+        # Anything sent twice would be here by now, right behind the last version.
+        await asyncio.sleep(0.5)
+        assert on_one.events.empty() and on_two.events.empty()
+    for seen in (seen_one, seen_two):
+        versions, seqs = _versions_and_seqs(seen)
+        assert versions == sorted(set(versions))
+        assert seqs == list(range(1, match.version + 1))
+
+
+async def test_a_process_that_cannot_listen_gets_the_change_through_redis(
+    live_settings: Settings, engine: AsyncEngine
+) -> None:
+    """Process two's outbox listener is stopped: its SSE and WebSocket clients still get every
+    change, relayed through Redis by process one (which has a follower, so it loads them)."""
+    match = await MatchWriter.create(engine, MATCH)
+    one, two = create_app(live_settings), create_app(live_settings)
+    channel = f"match:{MATCH}"
+    async with (
+        serve(one) as url_one,
+        serve(two) as url_two,
+        sse(url_one, f"/v1/matches/{MATCH}/stream") as on_one,
+        sse(url_two, f"/v1/matches/{MATCH}/stream") as on_two,
+        websocket(url_two) as socket_two,
+    ):
+        two_live: LiveRuntime = two.state.live
+        await two_live.listener.stop()
+        assert two_live.relay is not None
+        await asyncio.wait_for(two_live.relay.subscribed.wait(), 15)
+        await on_one.next()
+        await on_two.next()
+        await socket_two.subscribe(channel)
+        await socket_two.next()
+
+        for _ in range(5):
+            await match.change()
+        sse_two = [event.body for event in await on_two.until_version(match.version)]
+        ws_two = await socket_two.values_until(channel, match.version)
+        await on_one.until_version(match.version)
+    assert _versions_and_seqs(sse_two)[1] == [1, 2, 3, 4, 5]
+    assert _versions_and_seqs(ws_two)[1] == [1, 2, 3, 4, 5]
+
+
+async def test_with_redis_down_streams_work_from_postgres(
+    live_settings: Settings, engine: AsyncEngine
+) -> None:
+    """Nobody listens on the Redis port: the first value comes from Postgres, changes from the
+    outbox listener, and the client sees no error."""
+    match = await MatchWriter.create(engine, MATCH)
+    await match.change()
+    down = live_settings.model_copy(update={"redis_url": f"redis://127.0.0.1:{free_port()}/0"})
+    channel = f"match:{MATCH}"
+    async with (
+        serve(create_app(down)) as url,
+        sse(url, f"/v1/matches/{MATCH}/stream") as stream,
+        websocket(url) as socket,
+    ):
+        first = await stream.next()
+        assert first.body["version"] == 1
+        await socket.subscribe(channel, "scores")
+        assert (await socket.next())["version"] == 1
+        assert (await socket.next())["type"] == "score"
+        await match.change(goal="home")
+        await match.change()
+        events = await stream.until_version(3)
+        values = await socket.values_until(channel, 2)
+        score = await socket.next()
+    assert [entry["seq"] for event in events for entry in event.body["entries"]] == [2, 3]
+    assert values[0]["match"]["score"] == {"home": 1, "away": 0}
+    assert (score["type"], score["score"]) == ("score", {"home": 1, "away": 0})
