@@ -1,0 +1,59 @@
+"""A TCP proxy a test can cut: "the database is down" for one process, without stopping Postgres.
+
+Stopping it closes the listening socket and every connection through it, so the client sees
+exactly what a Postgres outage looks like (reset connections, then refused ones).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from scoreline.devstack.ports import free_port
+
+
+class CuttableProxy:
+    def __init__(self, target_host: str, target_port: int) -> None:
+        self.port = free_port()
+        self._target = (target_host, target_port)
+        self._server: asyncio.Server | None = None
+        self._pipes: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._accept, "127.0.0.1", self.port)
+
+    async def cut(self) -> None:
+        """Refuse new connections and break the open ones."""
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
+        for pipe in list(self._pipes):
+            pipe.cancel()
+        await asyncio.gather(*self._pipes, return_exceptions=True)
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            upstream_reader, upstream_writer = await asyncio.open_connection(*self._target)
+        except OSError:
+            writer.close()
+            return
+        pipes = [
+            asyncio.create_task(_pump(reader, upstream_writer)),
+            asyncio.create_task(_pump(upstream_reader, writer)),
+        ]
+        self._pipes.update(pipes)
+        for pipe in pipes:
+            pipe.add_done_callback(self._pipes.discard)
+
+
+async def _pump(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+    try:
+        while data := await source.read(65536):
+            sink.write(data)
+            await sink.drain()
+    except ConnectionError:
+        pass
+    finally:
+        with contextlib.suppress(Exception):
+            sink.transport.abort()
