@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import redis.asyncio as aioredis
 from fastapi import FastAPI
 
 from api.errors import install_error_handlers
@@ -17,6 +16,7 @@ from api.routes import feeds as feed_routes
 from api.routes import fixtures as fixture_routes
 from api.tracing import TraceMiddleware
 from scoreline.db.engine import create_engine
+from scoreline.redis_client import shared_redis
 from scoreline.settings import Settings
 
 
@@ -24,7 +24,7 @@ def create_app(settings: Settings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = create_engine(settings.require_database_url())
-        redis = aioredis.Redis.from_url(settings.require_redis_url())
+        redis = shared_redis(settings.require_redis_url())
         app.state.resources = Resources(settings=settings, engine=engine, redis=redis)
         live = await LiveRuntime.start(settings, engine, redis)
         app.state.live = live

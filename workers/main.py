@@ -29,6 +29,7 @@ from activities.provider.client import SportMonksClient
 from scoreline.db.engine import create_engine
 from scoreline.feeds.builder import FeedBuilder
 from scoreline.logging import get_logger
+from scoreline.redis_client import shared_redis
 from scoreline.settings import Settings
 from scoreline.temporal.client import connect_from
 from workers.schedules import ensure_fixture_sync_schedule
@@ -54,7 +55,7 @@ async def worker_dependencies(settings: Settings) -> AsyncIterator[WorkerDepende
     async with AsyncExitStack() as stack:
         engine = create_engine(settings.require_database_url())
         stack.push_async_callback(engine.dispose)
-        redis = aioredis.Redis.from_url(settings.require_redis_url())
+        redis = shared_redis(settings.require_redis_url())
         stack.push_async_callback(redis.aclose)
         provider = SportMonksClient.from_settings(settings)
         stack.push_async_callback(provider.aclose)
