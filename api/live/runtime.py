@@ -20,7 +20,7 @@ from api.live.hub import LiveHub
 from api.live.relay import RedisRelay
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.outbox.listener import OutboxListener
-from scoreline.readmodel.queries import MAX_MATCHES_LIMIT, load_match
+from scoreline.readmodel.queries import MAX_MATCHES_LIMIT
 from scoreline.readmodel.reads import get_match, get_matches
 from scoreline.readmodel.states import LIVE_STATES
 from scoreline.readmodel.views import MatchView
@@ -94,11 +94,7 @@ class LiveRuntime:
         the hub has already delivered to everyone else (and will not deliver again). When the
         outbox announced a newer version than the cached one, Postgres answers instead.
         """
-        view = await get_match(self.engine, self.redis, fixture_id)
-        if view is not None and view.version < self.hub.announced(fixture_id):
-            async with self.engine.connect() as conn:
-                view = await load_match(conn, fixture_id)
-        return view
+        return await get_match(self.engine, self.redis, fixture_id, self.hub.announced(fixture_id))
 
     async def live_values(self) -> list[LiveValue]:
         """The current value of every live match, by kick-off."""

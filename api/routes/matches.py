@@ -1,6 +1,7 @@
 """The fans' reads: match list, one match, and its events (design §5, "Fans").
 
-Thin on purpose: the read model decides where an answer comes from (Redis, else Postgres); these
+Thin on purpose: the read model decides where an answer comes from (Redis, else Postgres, and
+Postgres whenever this process's outbox listener heard of a newer version than Redis holds); these
 handlers only parse the query, map "no such match" to 404 and mark the answers as live data.
 """
 
@@ -12,6 +13,7 @@ from fastapi import APIRouter, Path, Query, Response
 
 from api.deps import EngineDep, RedisDep
 from api.errors import ApiError
+from api.live.runtime import LiveDep
 from scoreline.readmodel.ordering import EventCursor, InvalidCursorError
 from scoreline.readmodel.queries import (
     DEFAULT_EVENTS_LIMIT,
@@ -63,9 +65,9 @@ async def list_matches(
 
 @router.get("/{fixture_id}", response_model=MatchView, responses=_NOT_FOUND)
 async def match(
-    *, fixture_id: FixtureId, engine: EngineDep, redis: RedisDep, response: Response
+    *, fixture_id: FixtureId, engine: EngineDep, redis: RedisDep, live: LiveDep, response: Response
 ) -> MatchView:
-    view = await get_match(engine, redis, fixture_id)
+    view = await get_match(engine, redis, fixture_id, not_older_than=live.hub.announced(fixture_id))
     if view is None:
         raise _match_not_found(fixture_id)
     response.headers["Cache-Control"] = LIVE_CACHE_CONTROL
@@ -78,6 +80,7 @@ async def events(
     fixture_id: FixtureId,
     engine: EngineDep,
     redis: RedisDep,
+    live: LiveDep,
     response: Response,
     limit: EventsLimit = DEFAULT_EVENTS_LIMIT,
     before: Before = None,
@@ -86,7 +89,9 @@ async def events(
         cursor = None if before is None else EventCursor.decode(before)
     except InvalidCursorError as error:
         raise _bad_query("before", str(error)) from error
-    page = await get_events(engine, redis, fixture_id, limit, cursor)
+    page = await get_events(
+        engine, redis, fixture_id, limit, cursor, not_older_than=live.hub.announced(fixture_id)
+    )
     if page is None:
         raise _match_not_found(fixture_id)
     response.headers["Cache-Control"] = LIVE_CACHE_CONTROL

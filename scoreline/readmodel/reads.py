@@ -1,7 +1,9 @@
 """What the API asks of the read model: Redis first, Postgres whenever Redis cannot answer.
 
-A cached value is served as it is; a miss, a Redis failure or a damaged entry reads Postgres. The
-cached events page is used only when it was built at the version of the cached match, so a client
+A cached value is served as it is, unless the caller knows a newer version was committed (the API's
+outbox listener hears of every commit, at the latest by its 5 s safety read): then, like on a miss,
+a Redis failure or a damaged entry, Postgres answers. So a fan never gets a copy more than a
+moment behind Postgres. The cached events page is used only when it was built at the version of the cached match, so a client
 that reads a match and then its events never sees the two from different versions of the cache.
 """
 
@@ -24,10 +26,13 @@ from scoreline.readmodel.queries import (
 from scoreline.readmodel.views import EventPage, MatchList, MatchView
 
 
-async def get_match(engine: AsyncEngine, redis: aioredis.Redis, fixture_id: int) -> MatchView | None:
-    """The match view, from the cache if it holds one; None if the fixture does not exist."""
+async def get_match(
+    engine: AsyncEngine, redis: aioredis.Redis, fixture_id: int, not_older_than: int = 0
+) -> MatchView | None:
+    """The match view, from the cache if it holds one at least at version `not_older_than`; None if
+    the fixture does not exist."""
     cached = await read_match(redis, fixture_id)
-    if cached is not None:
+    if cached is not None and cached.version >= not_older_than:
         return cached
     async with engine.connect() as conn:
         return await load_match(conn, fixture_id)
@@ -45,6 +50,7 @@ async def get_events(
     fixture_id: int,
     limit: int = DEFAULT_EVENTS_LIMIT,
     before: EventCursor | None = None,
+    not_older_than: int = 0,
 ) -> EventPage | None:
     """A page of events in match-time order; None if the fixture does not exist.
 
@@ -52,7 +58,7 @@ async def get_events(
     for, while older pages are read once and are cheap keyset reads.
     """
     if before is None and limit == DEFAULT_EVENTS_LIMIT:
-        cached = await _cached_default_page(redis, fixture_id)
+        cached = await _cached_default_page(redis, fixture_id, not_older_than)
         if cached is not None:
             return cached
     async with engine.connect() as conn:
@@ -63,9 +69,11 @@ async def get_events(
         return page
 
 
-async def _cached_default_page(redis: aioredis.Redis, fixture_id: int) -> EventPage | None:
+async def _cached_default_page(
+    redis: aioredis.Redis, fixture_id: int, not_older_than: int
+) -> EventPage | None:
     match = await read_match(redis, fixture_id)
-    if match is None:
+    if match is None or match.version < not_older_than:
         return None
     events = await read_events(redis, fixture_id)
     if events is None or events.version != match.version:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
+import redis.asyncio as aioredis
+
 from tests.commands.harness import Road
+from tests.support.waiting import eventually
 
 GOAL = {"side": "home", "minute": 12, "player_id": 109, "kind": "open_play"}
 
@@ -180,3 +183,35 @@ async def test_undo_restores_the_score_and_var_overturns_a_goal(road: Road) -> N
     assert [r.json()["outcome"] for r in (goal, second, undone, overturned)] == ["accepted"] * 4
     (board,) = await road.rows("SELECT home_score, version FROM scoreboard WHERE fixture_id = $1", fixture_id)
     assert (board["home_score"], board["version"]) == (0, 5)
+
+
+async def test_a_fan_never_gets_a_cached_copy_older_than_a_version_already_committed(
+    road: Road, redis_url: str
+) -> None:
+    fixture_id = await road.fixture()
+    token = await road.desk(fixture_id)
+    await _kick_off(road, token, fixture_id)
+    stale = (await road.http.get(f"/v1/matches/{fixture_id}")).json()
+    assert stale["version"] == 1
+    await road.send(token, fixture_id, "football.goal", GOAL, saw=1)
+    redis = aioredis.Redis.from_url(redis_url)
+    try:
+        # A cache writer that lost the race: Redis still holds version 1 after version 2 committed.
+        await eventually(lambda: _cached_version(redis, fixture_id, 2))
+        await redis.hset(f"match:{fixture_id}", mapping={"body": json.dumps(stale), "version": 1})
+
+        fresh = await eventually(lambda: _served_version(road, fixture_id, 2))
+    finally:
+        await redis.aclose()
+
+    assert fresh["score"] == {"home": 1, "away": 0}
+
+
+async def _cached_version(redis: aioredis.Redis, fixture_id: int, version: int) -> bool:
+    cached = await redis.hget(f"match:{fixture_id}", "version")
+    return cached is not None and int(cached) >= version
+
+
+async def _served_version(road: Road, fixture_id: int, version: int) -> dict[str, object] | None:
+    body: dict[str, object] = (await road.http.get(f"/v1/matches/{fixture_id}")).json()
+    return body if body["version"] == version else None
