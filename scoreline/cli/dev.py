@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from scoreline.cli.common import DataDirOption, refuse_in_production
 from scoreline.logging import configure_logging
 from scoreline.settings import DEFAULT_DATA_DIR, Settings
+
+if TYPE_CHECKING:
+    from scoreline.devstack.stack import DevStack
 
 DEMO_RECORDINGS = ("football-three-matches.jsonl",)
 DEMO_SPEED = 60.0
@@ -71,11 +74,21 @@ def demo(
     data_dir: DataDirOption = None,
     api_port: Annotated[int, typer.Option(help="API port (a free one if taken).")] = 8000,
 ) -> None:
-    """`dev` with the bundled example matches at 60x, printing a live line per change."""
-    from scoreline.devstack.monitor import watch_matches
+    """`dev` with the bundled example matches at 60x plus one scored by a scripted desk, a line per change."""
     from scoreline.devstack.stack import DevOptions, DevStack
 
     directory = (data_dir or DEFAULT_DATA_DIR).resolve()
     options = DevOptions(directory, api_port, _bundled(), DEMO_SPEED, DEMO_START_IN, DEMO_TUNING)
-    code = asyncio.run(DevStack(options, _environment(directory)).run(on_ready=watch_matches))
+    code = asyncio.run(DevStack(options, _environment(directory)).run(on_ready=_demo_view))
     raise typer.Exit(code)
+
+
+async def _demo_view(stack: DevStack) -> None:
+    """The live monitor and the scripted scorer desk, whose match the monitor shows too."""
+    from scoreline.devstack.demo_desk import run_demo_desk
+    from scoreline.devstack.monitor import AnnouncedMatches, watch_matches
+
+    announced = AnnouncedMatches(expected=1)
+    async with asyncio.TaskGroup() as group:
+        group.create_task(watch_matches(stack, announced))
+        group.create_task(run_demo_desk(stack, announced))

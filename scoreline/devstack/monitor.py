@@ -3,6 +3,10 @@
 It shows what Scoreline made of the provider's feed — the read API's match view (state, score,
 minute and log version), fed by the match workflows — and the APNs simulator's delivered-push count.
 It is a viewer, not part of the pipeline, and polls both once a second.
+
+Besides the recordings' fixtures it watches the ones announced while it runs (`AnnouncedMatches`:
+the demo's scripted desk adds its match). A desk-scored match's view carries no running minute, so
+for those the announcer's clock stands in for the minute.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +39,31 @@ DONE_STATES = {
 }
 
 
+@dataclass
+class AnnouncedMatches:
+    """Fixtures announced while the monitor runs, with their announcer's match clock.
+
+    `expected` is how many the announcer means to add (for the header line); `closed` says nothing
+    more will be announced (also when the announcer gave up), so "all matches are over" waits for it.
+    """
+
+    expected: int
+    ids: list[int] = field(default_factory=list)
+    clocks: dict[int, int] = field(default_factory=dict)
+    closed: bool = False
+
+    def announce(self, fixture_id: int) -> None:
+        if fixture_id not in self.ids:
+            self.ids.append(fixture_id)
+
+    def tick(self, fixture_id: int, minute: int) -> None:
+        """The match minute the announcer's clock shows for `fixture_id`."""
+        self.clocks[fixture_id] = minute
+
+    def close(self) -> None:
+        self.closed = True
+
+
 @dataclass(frozen=True)
 class MatchLine:
     """What one printed line shows; a new line is printed only when this changes."""
@@ -47,9 +76,12 @@ class MatchLine:
     version: int
 
     @classmethod
-    def of(cls, view: MatchView, before: MatchLine | None) -> MatchLine:
-        """At breaks the provider has no running minute; the bar keeps the last one."""
-        minute = view.minute if view.minute is not None else (before.minute if before else None)
+    def of(cls, view: MatchView, before: MatchLine | None, clock: int | None = None) -> MatchLine:
+        """At breaks the provider has no running minute; the bar keeps the last one. `clock` stands
+        in when the view has none (a desk-scored match)."""
+        minute = view.minute if view.minute is not None else clock
+        if minute is None and before is not None:
+            minute = before.minute
         return cls(
             name=view.fixture.name,
             state=view.state.value,
@@ -115,12 +147,17 @@ async def _pushes_delivered(http: httpx.AsyncClient, apns_admin: str) -> int | N
     return int(delivered)
 
 
-async def watch_matches(stack: DevStack) -> None:
-    """Print a line whenever a match's score or state changes, pushes go out, or time moves on."""
-    ids = fixture_ids(stack.options.recordings)
+async def watch_matches(stack: DevStack, announced: AnnouncedMatches | None = None) -> None:
+    """Print a line whenever a match's score or state changes, pushes go out, or time moves on.
+
+    Watches the recordings' fixtures and, when given, the ones `announced` while it runs.
+    """
+    recorded = fixture_ids(stack.options.recordings)
     api, apns_admin = stack.addresses["api"], stack.addresses["apns-admin"]
+    total = len(recorded) + (announced.expected if announced else 0)
+    by_desk = f" ({announced.expected} scored by a desk)" if announced and announced.expected else ""
     print(
-        f"watching {len(ids)} match(es) at {stack.options.speed:g}x; API {stack.addresses['api']}, "
+        f"watching {total} match(es) at {stack.options.speed:g}x{by_desk}; API {stack.addresses['api']}, "
         f"Temporal UI {stack.addresses['temporal-ui']}; Ctrl-C stops everything",
         flush=True,
     )
@@ -129,6 +166,8 @@ async def watch_matches(stack: DevStack) -> None:
     finished_announced = False
     async with httpx.AsyncClient(timeout=5) as http:
         while True:
+            ids = recorded + (announced.ids if announced else [])
+            clocks = announced.clocks if announced else {}
             try:
                 views = await _matches(http, api, ids)
             except httpx.HTTPError as error:
@@ -137,13 +176,21 @@ async def watch_matches(stack: DevStack) -> None:
             pushes = await _pushes_delivered(http, apns_admin)
             for view in views:
                 before = shown.get(view.fixture.id)
-                line = MatchLine.of(view, before)
+                line = MatchLine.of(view, before, clocks.get(view.fixture.id))
                 if before is None or before.news() != line.news() or pushes != pushes_shown:
                     shown[view.fixture.id] = line
                     print(render(line, pushes), flush=True)
             pushes_shown = pushes
-            if not finished_announced and ids and len(shown) == len(ids):
-                if all(line.state in DONE_STATES for line in shown.values()):
-                    finished_announced = True
-                    print("all matches are over; the stack keeps running until Ctrl-C", flush=True)
+            if not finished_announced and all_over(ids, shown, announced):
+                finished_announced = True
+                print("all matches are over; the stack keeps running until Ctrl-C", flush=True)
             await asyncio.sleep(POLL_SECONDS)
+
+
+def all_over(ids: list[int], shown: dict[int, MatchLine], announced: AnnouncedMatches | None) -> bool:
+    """Every watched match is shown and done, and no more are coming."""
+    if announced is not None and not announced.closed:
+        return False
+    if not ids or any(fixture_id not in shown for fixture_id in ids):
+        return False
+    return all(shown[fixture_id].state in DONE_STATES for fixture_id in ids)

@@ -204,15 +204,30 @@ async def test_a_part_that_fails_stops_the_rest_and_is_named(data_dir: Path, tmp
 
 
 def test_demo_shows_the_matches_being_played(data_dir: Path) -> None:
-    """`scoreline demo` reaches ready and prints Scoreline's own view of each goal, with progress bars."""
+    """`scoreline demo` reaches ready and prints Scoreline's own view of each goal, with progress bars,
+    for the provider's matches and the one its scripted desk scores over the command API."""
     process = _start(data_dir, command="demo")
     stack = RunningStack(process, _wait_ready(process))
+    goals: dict[str, bool] = {"provider": False, "desk": False}
+
+    def both_scored(line: str) -> bool:
+        if "pushes=" in line and _shows_a_goal(line):
+            goals["desk" if DESK_MATCH in line else "provider"] = True
+        return all(goals.values())
+
     try:
-        seen = _lines_until(process, lambda line: "pushes=" in line and _shows_a_goal(line), within=150)
-        assert seen[0].startswith("watching 3 match(es) at 60x")
-        assert any("live_first_half" in line for line in seen)
+        seen = _lines_until(process, both_scored, within=150)
+        assert seen[0].startswith("watching 4 match(es) at 60x (1 scored by a desk)")
+        assert any("live_first_half" in line and DESK_MATCH not in line for line in seen)
+        desk_lines = [line for line in seen if DESK_MATCH in line]
+        assert "Oakwood School 1-0 Brookside College" in desk_lines[-1]
+        assert "live_first_half" in desk_lines[-1]
+        assert not [line for line in seen if "  desk: " in line]  # no refused or unexpected answer
     finally:
         _interrupt(stack)
+
+
+DESK_MATCH = "Oakwood School "
 
 
 def _shows_a_goal(line: str) -> bool:
