@@ -1,0 +1,176 @@
+"""Delivering one push to one token: retries, backoff, trimming and token refresh, every attempt kept.
+
+The outcome is what the fan-out writes to the ledger:
+
+- `sent`: APNs answered 200;
+- `dead`: the token is dead (400 BadDeviceToken, 410): deactivate it;
+- `rejected`: APNs will never take this push (too large even trimmed, not for this topic …);
+  with `stop_all`, the cause is ours (key, topic, request shape) and the fan-out stops;
+- `released`: not delivered, for a passing reason (5xx, throttling, network, stopping): the ledger
+  claim is released so a later attempt of the activity sends it;
+- `in_doubt`: sent, never answered, and not safe to send again (an alert or a start: a second one
+  would show twice).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from activities.push.apns import ApnsClient
+from activities.push.connection import MaybeSent, NotSent
+from activities.push.limiter import AdaptiveLimit
+from activities.push.outcomes import Verdict, classify
+
+Outcome = Literal["sent", "dead", "rejected", "released", "in_doubt"]
+
+
+@dataclass(frozen=True)
+class SendPolicy:
+    """Retry budget and backoff (seconds); tests shrink the delays."""
+
+    max_attempts: int = 6
+    throttle_backoff: float = 1.0
+    """First wait after a 429 for a token; doubles with each further 429 for it."""
+    error_backoff: float = 0.5
+    """First wait after a 5xx or a network failure; doubles likewise."""
+    max_backoff: float = 30.0
+
+    def delay(self, base: float, count: int) -> float:
+        """Exponential backoff with jitter (half to full), so retries of a batch spread out."""
+        return min(self.max_backoff, base * 2.0 ** (count - 1)) * random.uniform(0.5, 1.0)
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    """One request to APNs (or a failure to make one), for the `push_attempt` table."""
+
+    number: int
+    apns_id: str | None
+    status: int | None
+    reason: str | None
+    latency_ms: float
+    payload_bytes: int
+
+
+@dataclass(frozen=True)
+class Delivery:
+    outcome: Outcome
+    attempts: tuple[AttemptRecord, ...]
+    status: int | None = None
+    reason: str | None = None
+    apns_id: str | None = None
+    timestamp_ms: int | None = None
+    stop_all: bool = False
+
+
+class Sender:
+    """Sends pushes through one `ApnsClient`, sharing an in-flight limit and a stop signal."""
+
+    def __init__(
+        self, client: ApnsClient, policy: SendPolicy, limit: AdaptiveLimit, stopping: asyncio.Event
+    ) -> None:
+        self._client = client
+        self._policy = policy
+        self._limit = limit
+        self._stopping = stopping
+
+    async def deliver(
+        self,
+        device_token: str,
+        bodies: tuple[bytes, ...],
+        *,
+        priority: int,
+        expiration: int,
+        resend_if_unknown: bool,
+    ) -> Delivery:
+        """Send the first of `bodies` (smaller ones follow a 413) until an outcome is certain.
+
+        `resend_if_unknown`: after a timeout or a lost connection, send again (a state-only update,
+        which the device shows once however often it comes) or stop as `in_doubt` (alerts, starts).
+        """
+        if not bodies:
+            return Delivery("rejected", (), reason="PayloadTooLarge")
+        attempts: list[AttemptRecord] = []
+        level = throttles = errors = 0
+        for number in range(1, self._policy.max_attempts + 1):
+            body = bodies[level]
+            async with self._limit.slot():
+                if self._stopping.is_set():
+                    return Delivery("released", tuple(attempts), reason="stopping")
+                try:
+                    answer = await self._client.send(
+                        device_token, body, priority=priority, expiration=expiration
+                    )
+                except (NotSent, MaybeSent) as error:
+                    unknown = isinstance(error, MaybeSent)
+                    attempts.append(
+                        AttemptRecord(
+                            number, None, None, f"{type(error).__name__}: {error}"[:200], 0.0, len(body)
+                        )
+                    )
+                    if unknown and not resend_if_unknown:
+                        return Delivery("in_doubt", tuple(attempts), reason=str(error)[:200])
+                    errors += 1
+                    # The first connection-level failure usually means "reconnect": no wait.
+                    if not await self._pause(
+                        0.0 if errors == 1 else self._policy.delay(self._policy.error_backoff, errors)
+                    ):
+                        return Delivery("released", tuple(attempts), reason="stopping")
+                    continue
+            attempts.append(
+                AttemptRecord(
+                    number, answer.apns_id, answer.status, answer.reason, answer.latency_ms, len(body)
+                )
+            )
+            verdict = classify(answer.status, answer.reason)
+            final = Delivery(
+                "sent",
+                tuple(attempts),
+                answer.status,
+                answer.reason,
+                answer.apns_id,
+                answer.timestamp_ms,
+            )
+            if verdict is Verdict.SENT:
+                self._limit.succeeded()
+                return final
+            if verdict is Verdict.DEACTIVATE:
+                return replace(final, outcome="dead")
+            if verdict is Verdict.REJECT:
+                return replace(final, outcome="rejected")
+            if verdict is Verdict.CONFIG_ERROR:
+                return replace(final, outcome="rejected", stop_all=True)
+            if verdict is Verdict.TRIM:
+                if level + 1 >= len(bodies):
+                    return replace(final, outcome="rejected")
+                level += 1
+                continue
+            delay = 0.0
+            if verdict is Verdict.THROTTLED:
+                self._limit.throttled()
+                throttles += 1
+                delay = self._policy.delay(self._policy.throttle_backoff, throttles)
+            elif verdict is Verdict.RETRY or (
+                verdict is Verdict.REFRESH_TOKEN and not self._client.refresh_token(answer.token)
+            ):
+                errors += 1
+                delay = self._policy.delay(self._policy.error_backoff, errors)
+            # REFRESH_TOKEN with a new token and NEW_CONNECTION retry at once, on a new connection.
+            if not await self._pause(delay):
+                return Delivery("released", tuple(attempts), reason="stopping")
+        return Delivery("released", tuple(attempts), reason="attempts exhausted")
+
+    async def _pause(self, seconds: float) -> bool:
+        """Sleep, unless the fan-out is stopping; False when it is."""
+        if self._stopping.is_set():
+            return False
+        if seconds <= 0:
+            return True
+        try:
+            await asyncio.wait_for(self._stopping.wait(), seconds)
+        except TimeoutError:
+            return True
+        return False

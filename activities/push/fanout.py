@@ -1,0 +1,394 @@
+"""The `push_live_activities` activity: one Live Activity push to every target of a fixture.
+
+Targets come from Postgres in keyset batches (followers by device id for `start`, running activities
+by id for `update` and `end`). For each batch: ask `pacing` who gets the push now, claim those in
+the `effect_log` gate (only new claims are sent), send with bounded, adaptive concurrency, then write
+every outcome and attempt in one transaction and heartbeat the batch's cursor. Batches overlap
+(loading, sending and writing run side by side, see `_Fanout._walk`), so the database never stalls
+the pushes. A retried attempt resumes after the last cursor the server saw; the gate makes
+re-reading a batch harmless.
+
+Stopping (worker shutdown, cancellation): no new request starts; requests in flight get up to
+`drain_timeout` to be answered, their outcomes are written, the rest is released for the next
+attempt. So a restart delivers each push exactly once. A hard kill (SIGKILL, power loss) cannot
+write anything: that attempt's open claims become `in_doubt` and are never sent again (at most
+once: a goal alert never shows twice, and the next update brings the state anyway).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Coroutine
+from dataclasses import dataclass, field
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.push.apns import ApnsClient
+from activities.push.delivery import Delivery, Sender, SendPolicy
+from activities.push.limiter import AdaptiveLimit
+from activities.push.pacing import decide
+from activities.push.payloads import build, variants
+from activities.push.store import PushStore, Target
+from scoreline.logging import get_logger
+from scoreline.settings import Settings
+from scoreline.tracing import current_trace_id
+from workflows.push_types import PUSH_ACTIVITY, PushInput, PushResult
+
+log = get_logger(__name__)
+
+CONFIG_ERROR = "ApnsConfigError"
+"""ApplicationError type when APNs refuses our key, topic or request shape, or when this worker has
+no APNs configured and there is someone to push to: retrying cannot help."""
+UNKNOWN_FIXTURE = "UnknownFixture"
+
+
+@dataclass(frozen=True)
+class FanoutConfig:
+    """Sizes and pacing of one fan-out (from settings; tests shrink the delays)."""
+
+    environment: str = "sandbox"
+    batch_size: int = 500
+    concurrency: int = 500
+    min_update_interval: float = 5.0
+    policy: SendPolicy = field(default_factory=SendPolicy)
+    drain_timeout: float = 15.0
+    heartbeat_every: float = 2.0
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> FanoutConfig:
+        return cls(
+            environment=settings.apns_environment,
+            batch_size=settings.push_batch_size,
+            concurrency=settings.push_concurrency,
+            min_update_interval=settings.la_min_update_interval.total_seconds(),
+            # Long enough for every request in flight to end (answer or time-out) first.
+            drain_timeout=settings.apns_request_timeout.total_seconds() + 5,
+        )
+
+
+SENDING_BATCHES = 2
+"""Batches sending at once: the next starts while the slowest pushes of the last are answered."""
+
+_Sending = dict[asyncio.Task[Delivery], Target]
+"""One batch in flight: each delivery's task and its target."""
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """One batch, claimed: what to send now, what pacing holds back, where the next batch starts."""
+
+    claimed: list[Target]
+    waiting: list[tuple[Target, float]]
+    cursor: str
+    last: bool
+
+
+class PushActivities:
+    """The APNs client and the database, injected once per worker.
+
+    `client` is None on a worker without APNs settings (`APNS_KEY_PATH` unset): a push with no
+    target then succeeds with zero counts, one with targets fails for good (`ApnsConfigError`).
+    """
+
+    def __init__(self, engine: AsyncEngine, client: ApnsClient | None, config: FanoutConfig) -> None:
+        self._engine = engine
+        self._client = client
+        self._config = config
+
+    @activity.defn(name=PUSH_ACTIVITY)
+    async def push_live_activities(self, push: PushInput) -> PushResult:
+        """Send `push` to every target once; see the module docstring."""
+        return await _Fanout(self._engine, self._client, self._config, push).run()
+
+
+class _Fanout:
+    """One attempt of the activity."""
+
+    def __init__(
+        self, engine: AsyncEngine, client: ApnsClient | None, config: FanoutConfig, push: PushInput
+    ) -> None:
+        info = activity.info()
+        self.push = push
+        self.config = config
+        self.store = PushStore(engine, push, config.environment)
+        self.stopping = asyncio.Event()
+        self.sender = (
+            None
+            if client is None
+            else Sender(client, config.policy, AdaptiveLimit(config.concurrency), self.stopping)
+        )
+        self.claimant = f"{info.workflow_run_id}/{info.activity_id}#{info.attempt}"
+        details = info.heartbeat_details
+        self.resumed_from = str(details[0]) if details else None
+        self.cursor = self.resumed_from or self.store.first_cursor
+        self.deferred = 0
+        self.log = log.bind(fixture_id=push.fixture_id, event_key=push.event_key, effect=push.effect)
+
+    async def run(self) -> PushResult:
+        names = await self.store.fixture_names()
+        if names is None:
+            raise ApplicationError(
+                f"no fixture {self.push.fixture_id}", type=UNKNOWN_FIXTURE, non_retryable=True
+            )
+        payload = build(self.push, names, self.push.fixture_id)
+        bodies = variants(payload)
+        self.log.info(
+            "push.fanout_started",
+            attempt=activity.info().attempt,
+            resumed_from=self.resumed_from,
+            payload_bytes=len(bodies[0]) if bodies else None,
+        )
+        started = time.monotonic()
+        try:
+            async with self._heartbeating():
+                await self._walk(bodies, payload["aps"]["content-state"])
+        except asyncio.CancelledError:
+            self.log.warning(
+                "push.fanout_stopped", cursor=self.cursor, seconds=round(time.monotonic() - started, 3)
+            )
+            raise
+        if self.push.kind == "end":
+            await self.store.close_remaining()
+        result = await self.store.totals(self.deferred)
+        self.log.info("push.fanout_done", seconds=round(time.monotonic() - started, 3), **result.model_dump())
+        return result
+
+    async def _walk(self, bodies: tuple[bytes, ...], state: dict[str, object]) -> None:
+        """Every batch, in overlapping stages: while batch k is being sent, batch k+1 is sent too
+        (the in-flight limit is shared) and batch k+2 is loaded and claimed; batch k is written
+        while the next ones are sent.
+
+        Writes happen in batch order, and the cursor moves past a batch only once it and every
+        batch before it are written in full (a batch with routine updates still waiting holds it).
+        """
+        upcoming: asyncio.Task[_Prepared] | None = asyncio.create_task(self._prepare(self.cursor, state))
+        in_flight: deque[tuple[_Prepared, _Sending]] = deque()
+        writing: asyncio.Task[None] | None = None
+        try:
+            while upcoming is not None or in_flight:
+                while upcoming is not None and len(in_flight) < SENDING_BATCHES:
+                    prepared = await asyncio.shield(upcoming)
+                    upcoming = (
+                        None if prepared.last else asyncio.create_task(self._prepare(prepared.cursor, state))
+                    )
+                    in_flight.append((prepared, self._launch(prepared.claimed, bodies)))
+                prepared, sending = in_flight.popleft()
+                if writing is not None and writing.done():
+                    writing.result()  # a failed write stops the walk
+                results = await self._collect(sending, [other for _, other in in_flight])
+                failure = self._failure(results)
+                hold = failure is not None or bool(prepared.waiting)
+                writing = asyncio.create_task(
+                    self._write(writing, results, None if hold else prepared.cursor)
+                )
+                if failure is not None:
+                    raise failure
+                if prepared.waiting:
+                    await asyncio.shield(writing)
+                    await self._catch_up(prepared.waiting, bodies, state)
+                    self._advance(prepared.cursor)
+            if writing is not None:
+                await asyncio.shield(writing)
+        except BaseException:
+            await self._unwind(upcoming, [sending for _, sending in in_flight], writing)
+            raise
+
+    async def _prepare(self, after: str, state: dict[str, object]) -> _Prepared:
+        """Load the batch after `after`, ask pacing about each target, claim those due now."""
+        batch = await self.store.load(after, self.config.batch_size)
+        send, stale, waiting = self._triage(batch.targets)
+        if self.sender is None and (send or waiting):
+            raise ApplicationError(
+                "this worker has no APNs settings (APNS_KEY_PATH)", type=CONFIG_ERROR, non_retryable=True
+            )
+        claimed = await self._claim(send, stale, state)
+        return _Prepared(claimed, waiting, batch.cursor, batch.last)
+
+    def _triage(self, targets: list[Target]) -> tuple[list[Target], list[Target], list[tuple[Target, float]]]:
+        now = time.time()
+        send: list[Target] = []
+        stale: list[Target] = []
+        waiting: list[tuple[Target, float]] = []
+        for target in targets:
+            decision = decide(target.last, self.push, now, self.config.min_update_interval)
+            if decision.action == "send":
+                send.append(target)
+            elif decision.action == "stale":
+                stale.append(target)
+            else:
+                waiting.append((target, decision.until or now))
+        return send, stale, waiting
+
+    async def _catch_up(
+        self, waiting: list[tuple[Target, float]], bodies: tuple[bytes, ...], state: dict[str, object]
+    ) -> None:
+        """Routine updates not due yet: wait for the earliest, ask pacing again (a newer state may
+        have gone out meanwhile), send those due, until none is left."""
+        while waiting:
+            self.deferred += len(waiting)
+            await asyncio.sleep(max(0.0, min(until for _, until in waiting) - time.time()))
+            send, stale, waiting = self._triage(await self.store.reload([target for target, _ in waiting]))
+            results = await self._send(await self._claim(send, stale, state), bodies)
+            await _to_the_end(self.store.settle(results, current_trace_id()))
+            failure = self._failure(results)
+            if failure is not None:
+                raise failure
+
+    async def _write(
+        self, previous: asyncio.Task[None] | None, results: list[tuple[Target, Delivery]], cursor: str | None
+    ) -> None:
+        """Write one batch's outcomes after the previous batch's; then move the cursor past it."""
+        problem: BaseException | None = None
+        if previous is not None:
+            await asyncio.wait({previous})
+            problem = asyncio.CancelledError() if previous.cancelled() else previous.exception()
+        await self.store.settle(results, current_trace_id())
+        if problem is not None:
+            raise problem
+        if cursor is not None:
+            self._advance(cursor)
+
+    def _advance(self, cursor: str) -> None:
+        self.cursor = cursor
+        activity.heartbeat(cursor)
+
+    async def _unwind(
+        self,
+        upcoming: asyncio.Task[_Prepared] | None,
+        in_flight: list[_Sending],
+        writing: asyncio.Task[None] | None,
+    ) -> None:
+        """Stopping: drain the batches still sending, release what the next batch claimed, and let
+        the writes already begun finish."""
+        self.stopping.set()
+        for sending in in_flight:
+            await self._drain(sending)
+        if upcoming is not None:
+            await asyncio.wait({upcoming})
+            if not upcoming.cancelled() and upcoming.exception() is None:
+                claimed = upcoming.result().claimed
+                released = [(target, Delivery("released", (), reason="stopping")) for target in claimed]
+                await _to_the_end(self.store.settle(released, current_trace_id()))
+        if writing is not None:
+            await asyncio.wait({writing})
+            if not writing.cancelled() and writing.exception() is not None:
+                self.log.warning("push.write_failed", error=repr(writing.exception()))
+
+    async def _claim(self, send: list[Target], stale: list[Target], state: dict[str, object]) -> list[Target]:
+        """Claim in the gate; if cancelled meanwhile, finish the write and release what it claimed."""
+        claiming = asyncio.ensure_future(self.store.claim(send, stale, self.claimant, state))
+        try:
+            return await asyncio.shield(claiming)
+        except asyncio.CancelledError:
+            claimed = await claiming
+            released = [(target, Delivery("released", (), reason="stopping")) for target in claimed]
+            await self.store.settle(released, current_trace_id())
+            raise
+
+    def _launch(self, targets: list[Target], bodies: tuple[bytes, ...]) -> _Sending:
+        """Start delivering to every target (the in-flight limit paces them)."""
+        if not targets:
+            return {}
+        assert self.sender is not None, "checked before claiming"
+        sender, push = self.sender, self.push
+        # A state-only update shows once however often it arrives; an alert or a start must not repeat.
+        resend = push.kind != "start" and not push.alert
+        expiration = push.timestamp + push.stale_after_seconds
+        return {
+            asyncio.create_task(
+                sender.deliver(
+                    target.token,
+                    bodies,
+                    priority=push.priority,
+                    expiration=expiration,
+                    resend_if_unknown=resend,
+                )
+            ): target
+            for target in targets
+        }
+
+    async def _collect(self, sending: _Sending, others: list[_Sending]) -> list[tuple[Target, Delivery]]:
+        """Wait for one batch's outcomes; when cancelled, drain it and the `others` in flight, then stop."""
+        if sending:
+            try:
+                await asyncio.wait(sending.keys())
+            except asyncio.CancelledError:
+                self.stopping.set()
+                for batch in (sending, *others):
+                    await self._drain(batch)
+                raise
+        return [(target, task.result()) for task, target in sending.items()]
+
+    async def _send(self, targets: list[Target], bodies: tuple[bytes, ...]) -> list[tuple[Target, Delivery]]:
+        return await self._collect(self._launch(targets, bodies), [])
+
+    async def _drain(self, sending: _Sending) -> None:
+        """Let requests in flight be answered (the rest stop before sending), then record every
+        outcome (unanswered = in doubt). The batch is emptied: drained once only."""
+        if not sending:
+            return
+        _, late = await asyncio.wait(sending.keys(), timeout=self.config.drain_timeout)
+        for task in late:
+            task.cancel()
+        await asyncio.wait(sending.keys())
+        results = [
+            (target, task.result() if not task.cancelled() else Delivery("in_doubt", (), reason="cancelled"))
+            for task, target in sending.items()
+        ]
+        sending.clear()
+        await _to_the_end(self.store.settle(results, current_trace_id()))
+        counts: dict[str, int] = {}
+        for _, delivery in results:
+            counts[delivery.outcome] = counts.get(delivery.outcome, 0) + 1
+        self.log.info("push.fanout_drained", **counts)
+
+    def _failure(self, results: list[tuple[Target, Delivery]]) -> ApplicationError | None:
+        """Why to stop after this batch (once it is written), if at all: our own mistake (not
+        retried), or pushes APNs did not take yet (the activity is retried from the cursor)."""
+        config_errors = [d for _, d in results if d.stop_all]
+        if config_errors:
+            first = config_errors[0]
+            self.log.error("push.apns_config_error", status=first.status, reason=first.reason)
+            return ApplicationError(
+                f"APNs refused our request: {first.status} {first.reason}",
+                type=CONFIG_ERROR,
+                non_retryable=True,
+            )
+        released = sum(1 for _, d in results if d.outcome == "released")
+        if released:
+            return ApplicationError(
+                f"{released} pushes not accepted by APNs yet; retrying from the last written batch"
+            )
+        return None
+
+    @contextlib.asynccontextmanager
+    async def _heartbeating(self) -> AsyncIterator[None]:
+        """Heartbeat the cursor while waiting on APNs or on pacing, not only between batches."""
+
+        async def beat() -> None:
+            while True:
+                await asyncio.sleep(self.config.heartbeat_every)
+                activity.heartbeat(self.cursor)
+
+        task = asyncio.create_task(beat())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+async def _to_the_end(write: Coroutine[object, object, None]) -> None:
+    """Finish a database write even when cancelled meanwhile (then re-raise the cancellation)."""
+    task = asyncio.ensure_future(write)
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await task
+        raise

@@ -1,0 +1,216 @@
+"""Live Activity payloads (`start`, `update`, `end`), the content-state schema, and 413 trimming.
+
+Pure: a `PushInput` plus the fixture's names in, JSON bytes out. One fan-out builds its payload
+once and sends the same bytes to every device; only the device token differs.
+
+The content-state is what the app's `ActivityAttributes.ContentState` decodes with a default
+`JSONDecoder`, so keys are the Swift property names (camelCase) and an optional field is left out
+rather than sent as `null` (a `null` has broken decoding in the field; a dropped push is silent):
+
+    homeName    String   home team name
+    awayName    String   away team name
+    homeScore   Int      goals (football) or runs (cricket)
+    awayScore   Int
+    state       String   normalised match state: live_first_half, half_time, finished, ...
+    minute      Int?     match minute, when the provider gives one
+    detail      String?  one extra line, e.g. a cricket innings "187/4 (20 ov)"
+    lastMoment  {kind: String, side: String?, minute: Int?}?   the last key moment (goal, red card ...)
+    version     Int      scoreboard version; a device never shows a lower one after a higher
+
+The static attributes (`MatchActivityAttributes`) are `fixtureId`, `homeTeam`, `awayTeam` and
+`competition` (optional).
+
+APNs refuses a body over 4096 bytes with 413 `PayloadTooLarge`. `variants` gives the payload and
+ever smaller versions of it: the alert is trimmed first (body shortened, then title only, then gone
+except on `start`, where Apple requires one), then the content-state's optional fields are dropped
+(`lastMoment`, `detail`, `minute`). The sender starts with the first that fits and moves to the
+next on a 413.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from workflows.push_types import KeyMoment, LiveState, PushInput
+
+ATTRIBUTES_TYPE = "MatchActivityAttributes"
+MAX_PAYLOAD_BYTES = 4096
+ALERT_BODY_SHORT = 64
+ALERT_TITLE_SHORT = 32
+OPTIONAL_STATE_FIELDS = ("lastMoment", "detail", "minute")
+"""Dropped in this order when a payload is too large: the least useful first."""
+
+Payload = dict[str, Any]
+
+_MOMENT_TITLES = {
+    "goal": "GOAL! {team}",
+    "penalty_goal": "GOAL! {team} (penalty)",
+    "own_goal": "Own goal",
+    "red_card": "Red card: {team}",
+    "second_yellow": "Red card: {team}",
+    "wicket": "Wicket! {team}",
+    "retraction": "Decision reversed",
+}
+
+
+@dataclass(frozen=True)
+class FixtureNames:
+    """The fixture's names as stored on its row (teams and competition)."""
+
+    home: str
+    away: str
+    competition: str | None = None
+
+
+def build(push: PushInput, names: FixtureNames, fixture_id: int) -> Payload:
+    """The full (untrimmed) payload for `push`."""
+    aps: Payload = {
+        "timestamp": push.timestamp,
+        "event": push.kind,
+        "content-state": content_state(push.state, push.moment, names),
+    }
+    if push.kind == "start":
+        attributes: Payload = {"fixtureId": fixture_id, "homeTeam": names.home, "awayTeam": names.away}
+        if names.competition:
+            attributes["competition"] = names.competition
+        aps["attributes-type"] = ATTRIBUTES_TYPE
+        aps["attributes"] = attributes
+        # iOS 18+: ask ActivityKit to mint the new activity's update token, which the app reports.
+        aps["input-push-token"] = 1
+    if push.kind == "end":
+        aps["dismissal-date"] = push.timestamp + push.dismiss_after_seconds
+    else:
+        aps["stale-date"] = push.timestamp + push.stale_after_seconds
+    if push.kind == "start" or push.alert:
+        aps["alert"] = alert(push, names)
+    return {"aps": aps}
+
+
+def content_state(state: LiveState, moment: KeyMoment | None, names: FixtureNames) -> Payload:
+    """The ContentState document (see the module docstring for the schema)."""
+    document: Payload = {
+        "homeName": names.home,
+        "awayName": names.away,
+        "homeScore": state.home,
+        "awayScore": state.away,
+        "state": state.state,
+    }
+    if state.minute is not None:
+        document["minute"] = state.minute
+    if state.detail:
+        document["detail"] = state.detail
+    if moment is not None:
+        last: Payload = {"kind": moment.kind}
+        if moment.side is not None:
+            last["side"] = moment.side
+        if moment.minute is not None:
+            last["minute"] = moment.minute
+        document["lastMoment"] = last
+    document["version"] = state.version
+    return document
+
+
+def alert(push: PushInput, names: FixtureNames) -> dict[str, str]:
+    """The alert's title and body; the sound is the app's default."""
+    score = score_line(push.state, names)
+    if push.kind == "start":
+        title = f"{names.home} v {names.away}"
+        body = f"Kick-off · {names.competition}" if names.competition else "Kick-off"
+    elif push.kind == "end":
+        title, body = "Full time", score
+    elif push.moment is not None:
+        team = names.home if push.moment.side == "home" else names.away if push.moment.side else ""
+        template = _MOMENT_TITLES.get(push.moment.kind, push.moment.kind.replace("_", " ").capitalize())
+        title, body = template.format(team=team).strip(" :"), score
+    else:
+        title, body = push.state.state.replace("_", " ").capitalize(), score
+    return {"title": title, "body": body, "sound": "default"}
+
+
+def score_line(state: LiveState, names: FixtureNames) -> str:
+    """`Riverside FC 1-0 Harbour United (23')`."""
+    line = f"{names.home} {state.home}-{state.away} {names.away}"
+    return f"{line} ({state.minute}')" if state.minute is not None else line
+
+
+def encode(payload: Payload) -> bytes:
+    """Compact UTF-8 JSON: the bytes APNs measures against its limit."""
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def variants(payload: Payload, limit: int = MAX_PAYLOAD_BYTES) -> tuple[bytes, ...]:
+    """The payload and its trimmed versions that fit in `limit` bytes, largest first.
+
+    Empty when even the smallest does not fit (the push cannot be sent).
+    """
+    found: list[bytes] = []
+    current = payload
+    for step in _TRIM_STEPS:
+        current = step(current)
+        body = encode(current)
+        if len(body) <= limit and (not found or body != found[-1]):
+            found.append(body)
+    return tuple(found)
+
+
+def _clip(text: str, length: int) -> str:
+    return text if len(text) <= length else text[: length - 1] + "…"
+
+
+def _with_aps(payload: Payload, key: str, value: Any) -> Payload:
+    """A copy of `payload` with `aps[key]` set to `value`, or removed when `value` is None."""
+    aps = dict(payload["aps"])
+    if value is None:
+        aps.pop(key, None)
+    else:
+        aps[key] = value
+    return {**payload, "aps": aps}
+
+
+def _keep(payload: Payload) -> Payload:
+    return payload
+
+
+def _short_alert_body(payload: Payload) -> Payload:
+    alert = payload["aps"].get("alert")
+    if not isinstance(alert, dict) or "body" not in alert:
+        return payload
+    return _with_aps(payload, "alert", {**alert, "body": _clip(alert["body"], ALERT_BODY_SHORT)})
+
+
+def _title_only(payload: Payload) -> Payload:
+    alert = payload["aps"].get("alert")
+    if not isinstance(alert, dict):
+        return payload
+    short = {"title": _clip(alert.get("title", ""), ALERT_TITLE_SHORT)}
+    if "sound" in alert:
+        short["sound"] = alert["sound"]
+    return _with_aps(payload, "alert", short)
+
+
+def _no_alert(payload: Payload) -> Payload:
+    if payload["aps"].get("event") == "start" or "alert" not in payload["aps"]:
+        return payload  # a start without an alert is dropped by the device
+    return _with_aps(payload, "alert", None)
+
+
+def _without_state_field(name: str) -> Callable[[Payload], Payload]:
+    def step(payload: Payload) -> Payload:
+        state = payload["aps"].get("content-state")
+        if not isinstance(state, dict) or name not in state:
+            return payload
+        return _with_aps(payload, "content-state", {k: v for k, v in state.items() if k != name})
+
+    return step
+
+
+_TRIM_STEPS: tuple[Callable[[Payload], Payload], ...] = (
+    _keep,
+    _short_alert_body,
+    _title_only,
+    _no_alert,
+    *(_without_state_field(name) for name in OPTIONAL_STATE_FIELDS),
+)

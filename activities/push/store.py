@@ -1,0 +1,455 @@
+"""The fan-out's Postgres side: targets in keyset batches, the `effect_log` gate, and the results.
+
+The gate is the ledger of one push (`fixture_id`, `event_key`, `effect`), one row per target
+(`live_activity.id`), whose `outcome.state` goes:
+
+    claimed (by one attempt) ──► sent | dead | rejected        (settled after the answer)
+        │                  └───► row deleted                   (released: a later attempt sends it)
+        └── the claiming attempt died ──► in_doubt             (never sent again: no double alert)
+    stale                                                     (never claimed: a newer state was shown)
+
+A claim is an `INSERT … ON CONFLICT DO NOTHING`: only a new row is acted on, whatever retries
+happen. Every statement handles a whole batch (arrays and `unnest`), so a 10,000-device fan-out
+costs a few dozen round trips, not tens of thousands.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from activities.push.delivery import Delivery
+from activities.push.pacing import LastSent
+from activities.push.payloads import FixtureNames
+from workflows.push_types import PushInput, PushResult
+
+FIRST_DEVICE = str(uuid.UUID(int=0))
+"""Cursor before every device id (`start` walks followers by device id)."""
+FIRST_ACTIVITY = "0"
+"""Cursor before every live activity id (`update` and `end` walk activities by id)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """One live activity to push to, with the token to use and what it was last sent."""
+
+    live_activity_id: int
+    device_id: uuid.UUID
+    token: str
+    last: LastSent
+
+    @property
+    def key(self) -> str:
+        """The `effect_log.target`."""
+        return str(self.live_activity_id)
+
+
+@dataclass(frozen=True)
+class Batch:
+    targets: list[Target]
+    cursor: str
+    """Where the next batch starts (the last follower or activity looked at, targeted or not)."""
+    last: bool
+    """No rows after this batch."""
+
+
+class PushStore:
+    """Reads and writes for one push; safe to share between concurrent fan-outs."""
+
+    def __init__(self, engine: AsyncEngine, push: PushInput, environment: str) -> None:
+        self._engine = engine
+        self._push = push
+        self._environment = environment
+        self._gate = {"fixture_id": push.fixture_id, "event_key": push.event_key, "effect": push.effect}
+
+    @property
+    def first_cursor(self) -> str:
+        return FIRST_DEVICE if self._push.kind == "start" else FIRST_ACTIVITY
+
+    async def fixture_names(self) -> FixtureNames | None:
+        async with self._engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    text("SELECT name, home_team, away_team, competition FROM fixture WHERE id = :id"),
+                    {"id": self._push.fixture_id},
+                )
+            ).first()
+        if row is None:
+            return None
+        home, away = _name(row.home_team), _name(row.away_team)
+        if home is None or away is None:
+            # A fixture without participants (rare): fall back on "Home vs Away" from its name.
+            left, _, right = str(row.name).partition(" vs ")
+            home, away = home or left or "Home", away or right or "Away"
+        return FixtureNames(home=home, away=away, competition=_name(row.competition))
+
+    async def load(self, after: str, limit: int) -> Batch:
+        """The next batch of targets after `after`."""
+        if self._push.kind == "start":
+            return await self._load_followers(after, limit)
+        async with self._engine.connect() as conn:
+            rows = (
+                await conn.execute(
+                    text(_ACTIVITIES + " AND la.id > :after ORDER BY la.id LIMIT :limit"),
+                    {**self._scope, "after": int(after), "limit": limit},
+                )
+            ).all()
+        targets = [_target(row) for row in rows]
+        cursor = targets[-1].key if targets else after
+        return Batch(targets, cursor, last=len(rows) < limit)
+
+    async def reload(self, targets: list[Target]) -> list[Target]:
+        """The same activities again (fresh `last_*`), those still running with a live token."""
+        async with self._engine.connect() as conn:
+            rows = (
+                await conn.execute(
+                    text(_ACTIVITIES + " AND la.id = ANY(CAST(:ids AS bigint[])) ORDER BY la.id"),
+                    {**self._scope, "ids": [t.live_activity_id for t in targets]},
+                )
+            ).all()
+        return [_target(row) for row in rows]
+
+    async def claim(
+        self, targets: list[Target], stale: list[Target], claimant: str, state: dict[str, Any]
+    ) -> list[Target]:
+        """Gate and reserve: the targets this attempt now owns and must send to.
+
+        Marks claims an earlier (dead) attempt left `in_doubt`, records `stale` ones, inserts the
+        claims, and moves each claimed activity's last-sent state (`state`, the content-state) and
+        timestamp forward; a claimed activity that meanwhile got a newer state is settled `stale`.
+        """
+        push = self._push
+        keys = [t.key for t in targets + stale]
+        async with self._engine.begin() as conn:
+            await conn.execute(
+                text(
+                    """UPDATE effect_log SET outcome = jsonb_build_object('state', 'in_doubt', 'claim', outcome)
+                    WHERE fixture_id = :fixture_id AND event_key = :event_key AND effect = :effect
+                      AND target = ANY(CAST(:targets AS text[]))
+                      AND outcome->>'state' = 'claimed' AND outcome->>'by' <> :claimant"""
+                ),
+                {**self._gate, "targets": keys, "claimant": claimant},
+            )
+            if stale:
+                await self._insert_gate(conn, [t.key for t in stale], {"state": "stale"})
+            if not targets:
+                return []
+            new = set(
+                await self._insert_gate(conn, [t.key for t in targets], {"state": "claimed", "by": claimant})
+            )
+            claimed = [t for t in targets if t.key in new]
+            if not claimed:
+                return []
+            reserved = set(
+                (
+                    await conn.execute(
+                        text(
+                            """UPDATE live_activity
+                            SET last_timestamp = :timestamp,
+                                last_content_state = CAST(:state AS jsonb),
+                                last_routine_at = CASE WHEN CAST(:routine AS boolean) THEN now() ELSE last_routine_at END,
+                                updated_at = now()
+                            WHERE id = ANY(CAST(:ids AS bigint[]))
+                              AND (last_timestamp IS NULL OR last_timestamp <= :timestamp)
+                              AND COALESCE((last_content_state->>'version')::bigint, -1) <= :version
+                            RETURNING id"""
+                        ),
+                        {
+                            "timestamp": push.timestamp,
+                            "state": json.dumps(state),
+                            "routine": push.routine,
+                            "version": push.state.version,
+                            "ids": [t.live_activity_id for t in claimed],
+                        },
+                    )
+                ).scalars()
+            )
+            overtaken = [t.key for t in claimed if t.live_activity_id not in reserved]
+            if overtaken:
+                await self._set_outcomes(conn, overtaken, [json.dumps({"state": "stale"})] * len(overtaken))
+        return [t for t in claimed if t.live_activity_id in reserved]
+
+    async def settle(self, results: list[tuple[Target, Delivery]], trace_id: str | None) -> None:
+        """Write the outcomes, every attempt, and what they mean for tokens and activities."""
+        if not results:
+            return
+        async with self._engine.begin() as conn:
+            kept = [(t, d) for t, d in results if d.outcome != "released"]
+            released = [t.key for t, d in results if d.outcome == "released"]
+            if kept:
+                await self._set_outcomes(conn, [t.key for t, _ in kept], [_outcome(d) for _, d in kept])
+            if released:
+                await conn.execute(
+                    text(
+                        """DELETE FROM effect_log WHERE fixture_id = :fixture_id AND event_key = :event_key
+                        AND effect = :effect AND target = ANY(CAST(:targets AS text[]))"""
+                    ),
+                    {**self._gate, "targets": released},
+                )
+            await self._record_attempts(conn, results, trace_id)
+            await self._apply(conn, results)
+
+    async def close_remaining(self) -> None:
+        """After `end`: every activity of the fixture still pending or active is over."""
+        async with self._engine.begin() as conn:
+            await conn.execute(
+                text(
+                    """UPDATE live_activity SET status = 'ended', ended_at = COALESCE(ended_at, now()),
+                    updated_at = now() WHERE fixture_id = :fixture_id AND status IN ('pending', 'active')"""
+                ),
+                {"fixture_id": self._push.fixture_id},
+            )
+
+    async def totals(self, deferred: int) -> PushResult:
+        """The ledger of this push, counted by state."""
+        async with self._engine.connect() as conn:
+            rows = (
+                await conn.execute(
+                    text(
+                        """SELECT outcome->>'state' AS state, count(*) AS n FROM effect_log
+                        WHERE fixture_id = :fixture_id AND event_key = :event_key AND effect = :effect
+                        GROUP BY 1"""
+                    ),
+                    self._gate,
+                )
+            ).all()
+        counts = {str(row.state): int(row.n) for row in rows}
+        return PushResult(
+            effect=self._push.effect,
+            targets=sum(counts.values()),
+            sent=counts.get("sent", 0),
+            stale=counts.get("stale", 0),
+            deactivated=counts.get("dead", 0),
+            rejected=counts.get("rejected", 0),
+            in_doubt=counts.get("in_doubt", 0) + counts.get("claimed", 0),
+            deferred=deferred,
+        )
+
+    # --- internals -------------------------------------------------------------------------
+
+    @property
+    def _scope(self) -> dict[str, Any]:
+        return {"fixture_id": self._push.fixture_id, "environment": self._environment}
+
+    async def _load_followers(self, after: str, limit: int) -> Batch:
+        """Followers with a live push-to-start token; each gets a `pending` activity row to push for."""
+        async with self._engine.begin() as conn:
+            followers = (
+                await conn.execute(
+                    text(
+                        """SELECT d.id, d.push_to_start_token AS token
+                        FROM follow f JOIN device d ON d.id = f.device_id
+                        WHERE f.fixture_id = :fixture_id AND d.environment = :environment
+                          AND d.push_to_start_active AND d.push_to_start_token IS NOT NULL
+                          AND f.device_id > CAST(:after AS uuid)
+                        ORDER BY f.device_id LIMIT :limit"""
+                    ),
+                    {**self._scope, "after": after, "limit": limit},
+                )
+            ).all()
+            if not followers:
+                return Batch([], after, last=True)
+            tokens = {row.id: str(row.token) for row in followers}
+            ids = list(tokens)
+            await conn.execute(
+                text(
+                    """INSERT INTO live_activity (device_id, fixture_id)
+                    SELECT unnest(CAST(:ids AS uuid[])), :fixture_id
+                    ON CONFLICT (device_id, fixture_id) DO NOTHING"""
+                ),
+                {"ids": ids, "fixture_id": self._push.fixture_id},
+            )
+            # An activity already running (started in the app) or already started by a push (its
+            # update token not reported yet) must not get a second one.
+            rows = (
+                await conn.execute(
+                    text(
+                        """SELECT la.id, la.device_id, la.last_timestamp,
+                               (la.last_content_state->>'version')::bigint AS last_version,
+                               extract(epoch FROM la.last_routine_at)::float8 AS routine_at
+                        FROM live_activity la
+                        WHERE la.fixture_id = :fixture_id AND la.device_id = ANY(CAST(:ids AS uuid[]))
+                          AND la.status = 'pending' AND la.started_at IS NULL
+                        ORDER BY la.device_id"""
+                    ),
+                    {"ids": ids, "fixture_id": self._push.fixture_id},
+                )
+            ).all()
+        targets = [_target(row, token=tokens[row.device_id]) for row in rows]
+        return Batch(targets, str(followers[-1].id), last=len(followers) < limit)
+
+    async def _insert_gate(
+        self, conn: AsyncConnection, keys: list[str], outcome: dict[str, Any]
+    ) -> list[str]:
+        """Insert ledger rows; returns the keys that were new."""
+        inserted = await conn.execute(
+            text(
+                """INSERT INTO effect_log (fixture_id, event_key, effect, target, outcome)
+                SELECT :fixture_id, :event_key, :effect, t, CAST(:outcome AS jsonb)
+                FROM unnest(CAST(:targets AS text[])) AS t
+                ON CONFLICT (fixture_id, event_key, effect, target) DO NOTHING
+                RETURNING target"""
+            ),
+            {**self._gate, "targets": keys, "outcome": json.dumps(outcome)},
+        )
+        return [str(key) for key in inserted.scalars()]
+
+    async def _set_outcomes(self, conn: AsyncConnection, keys: list[str], outcomes: list[str]) -> None:
+        await conn.execute(
+            text(
+                """UPDATE effect_log e SET outcome = CAST(v.outcome AS jsonb)
+                FROM unnest(CAST(:targets AS text[]), CAST(:outcomes AS text[])) AS v(target, outcome)
+                WHERE e.fixture_id = :fixture_id AND e.event_key = :event_key AND e.effect = :effect
+                  AND e.target = v.target"""
+            ),
+            {**self._gate, "targets": keys, "outcomes": outcomes},
+        )
+
+    async def _record_attempts(
+        self, conn: AsyncConnection, results: list[tuple[Target, Delivery]], trace_id: str | None
+    ) -> None:
+        rows = [(target, attempt) for target, delivery in results for attempt in delivery.attempts]
+        if not rows:
+            return
+        await conn.execute(
+            text(
+                """INSERT INTO push_attempt (fixture_id, event_key, effect, device_id, live_activity_id,
+                    token_kind, attempt, priority, payload_bytes, apns_id, status, reason, latency_ms, trace_id)
+                SELECT :fixture_id, :event_key, :effect, v.device_id, v.live_activity_id, :token_kind,
+                       v.attempt, :priority, v.payload_bytes, v.apns_id, v.status, v.reason, v.latency_ms, :trace_id
+                FROM unnest(
+                    CAST(:device_ids AS uuid[]), CAST(:live_activity_ids AS bigint[]),
+                    CAST(:attempts AS smallint[]), CAST(:payload_bytes AS integer[]),
+                    CAST(:apns_ids AS uuid[]), CAST(:statuses AS smallint[]),
+                    CAST(:reasons AS text[]), CAST(:latencies AS integer[])
+                ) AS v(device_id, live_activity_id, attempt, payload_bytes, apns_id, status, reason, latency_ms)"""
+            ),
+            {
+                **self._gate,
+                "token_kind": "push_to_start" if self._push.kind == "start" else "update",
+                "priority": self._push.priority,
+                "trace_id": trace_id,
+                "device_ids": [t.device_id for t, _ in rows],
+                "live_activity_ids": [t.live_activity_id for t, _ in rows],
+                "attempts": [a.number for _, a in rows],
+                "payload_bytes": [a.payload_bytes for _, a in rows],
+                "apns_ids": [_uuid(a.apns_id) for _, a in rows],
+                "statuses": [a.status for _, a in rows],
+                "reasons": [a.reason for _, a in rows],
+                "latencies": [round(a.latency_ms) for _, a in rows],
+            },
+        )
+
+    async def _apply(self, conn: AsyncConnection, results: list[tuple[Target, Delivery]]) -> None:
+        """Dead tokens are switched off for good; a start or end that went through moves the activity on."""
+        dead = [(t, d) for t, d in results if d.outcome == "dead"]
+        sent = [t.live_activity_id for t, d in results if d.outcome == "sent"]
+        kind = self._push.kind
+        if dead and kind == "start":
+            # Only the token that failed, and only if it was not registered again after APNs'
+            # timestamp (apns.md §3: a re-registered token is live again).
+            await conn.execute(
+                text(
+                    """UPDATE device d SET push_to_start_active = false, updated_at = now()
+                    FROM unnest(CAST(:ids AS uuid[]), CAST(:tokens AS text[]), CAST(:stamps AS float8[]))
+                         AS v(id, token, stamp)
+                    WHERE d.id = v.id AND d.push_to_start_token = v.token
+                      AND (v.stamp IS NULL OR d.updated_at <= to_timestamp(v.stamp / 1000.0))"""
+                ),
+                {
+                    "ids": [t.device_id for t, _ in dead],
+                    "tokens": [t.token for t, _ in dead],
+                    "stamps": [d.timestamp_ms for _, d in dead],
+                },
+            )
+            await conn.execute(
+                text(
+                    """UPDATE live_activity SET status = 'failed', updated_at = now()
+                    WHERE id = ANY(CAST(:ids AS bigint[])) AND status = 'pending'"""
+                ),
+                {"ids": [t.live_activity_id for t, _ in dead]},
+            )
+        elif dead:
+            # An update token that is dead (410) means the activity ended or was dismissed.
+            await conn.execute(
+                text(
+                    """UPDATE live_activity la SET push_token_active = false,
+                        status = CASE WHEN v.gone THEN 'ended' ELSE 'failed' END,
+                        ended_at = COALESCE(la.ended_at, now()), updated_at = now()
+                    FROM unnest(CAST(:ids AS bigint[]), CAST(:tokens AS text[]), CAST(:gone AS boolean[]))
+                         AS v(id, token, gone)
+                    WHERE la.id = v.id AND la.push_token = v.token"""
+                ),
+                {
+                    "ids": [t.live_activity_id for t, _ in dead],
+                    "tokens": [t.token for t, _ in dead],
+                    "gone": [d.status == 410 for _, d in dead],
+                },
+            )
+        if sent and kind == "start":
+            await conn.execute(
+                text(
+                    """UPDATE live_activity SET started_at = now(), updated_at = now()
+                    WHERE id = ANY(CAST(:ids AS bigint[])) AND started_at IS NULL"""
+                ),
+                {"ids": sent},
+            )
+        elif sent and kind == "end":
+            await conn.execute(
+                text(
+                    """UPDATE live_activity SET status = 'ended', ended_at = now(), updated_at = now()
+                    WHERE id = ANY(CAST(:ids AS bigint[]))"""
+                ),
+                {"ids": sent},
+            )
+
+
+_ACTIVITIES = """SELECT la.id, la.device_id, la.push_token AS token, la.last_timestamp,
+       (la.last_content_state->>'version')::bigint AS last_version,
+       extract(epoch FROM la.last_routine_at)::float8 AS routine_at
+FROM live_activity la JOIN device d ON d.id = la.device_id
+WHERE la.fixture_id = :fixture_id AND la.status = 'active' AND la.push_token_active
+  AND la.push_token IS NOT NULL AND d.environment = :environment"""
+"""Running activities with a live update token (`update`, `end`)."""
+
+
+def _target(row: Any, token: str | None = None) -> Target:
+    return Target(
+        live_activity_id=int(row.id),
+        device_id=row.device_id,
+        token=token if token is not None else str(row.token),
+        last=LastSent(
+            version=None if row.last_version is None else int(row.last_version),
+            timestamp=None if row.last_timestamp is None else int(row.last_timestamp),
+            routine_at=None if row.routine_at is None else float(row.routine_at),
+        ),
+    )
+
+
+def _outcome(delivery: Delivery) -> str:
+    document: dict[str, Any] = {"state": delivery.outcome, "attempts": len(delivery.attempts)}
+    for name in ("status", "reason", "apns_id"):
+        value = getattr(delivery, name)
+        if value is not None:
+            document[name] = value
+    return json.dumps(document)
+
+
+def _name(value: Any) -> str | None:
+    """`name` of a `{id, name, …}` JSONB column."""
+    if isinstance(value, dict) and isinstance(value.get("name"), str) and value["name"]:
+        return str(value["name"])
+    return None
+
+
+def _uuid(value: str | None) -> uuid.UUID | None:
+    """APNs always echoes a UUID `apns-id`; anything else is kept out of the uuid column."""
+    try:
+        return None if value is None else uuid.UUID(value)
+    except ValueError:
+        return None

@@ -1,0 +1,225 @@
+"""The app's device API: register, keep tokens current, follow fixtures, report Live Activities.
+
+Auth: `Authorization: Bearer <device token>` (the `token` answered by `POST /v1/devices`) for every
+route under `/v1/devices/{id}`. Missing or malformed header: 401 `unauthorized`; a token we did not
+issue or one that was rotated away: 401 `invalid_token`; a valid token of another device: 403
+`other_device`. Bad input is refused before anything is written: 422 `validation_error` naming the
+field (APNs tokens are 64 to 200 hex digits), 413 `payload_too_large` for a body over
+`MAX_BODY_BYTES`, 404 `fixture_not_found`, 409 `live_activity_ended`.
+
+Registering an `install_id` that is known already answers 200 (instead of 201) with the same device
+id and a **new** token: the old token stops working at once (rotation; a reinstalled app that lost
+its token gets a working one). Follows and activities are kept.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Path, Request, Response, status
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException
+
+from api.deps import EngineDep
+from api.errors import ApiError
+from scoreline.devices import store
+from scoreline.devices.tokens import APNS_TOKEN_PATTERN, device_of, matches
+from scoreline.logging import get_logger
+
+MAX_BODY_BYTES = 8 * 1024
+"""Every device request body is a few hundred bytes; anything this large is refused unread."""
+
+log = get_logger("api.devices")
+
+ApnsToken = Annotated[str, Field(pattern=APNS_TOKEN_PATTERN, description="64 to 200 hex digits.")]
+FixtureId = Annotated[int, Field(ge=1, le=2**63 - 1)]
+
+
+async def _small_body(request: Request) -> None:
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
+        raise ApiError(413, "payload_too_large", f"request body over {MAX_BODY_BYTES} bytes")
+
+
+router = APIRouter(prefix="/v1/devices", tags=["devices"], dependencies=[Depends(_small_body)])
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class DeviceRegistration(_Body):
+    install_id: Annotated[str, Field(min_length=8, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$")]
+    """Made by the app once per install; registering it again rotates the device token."""
+    platform: Literal["ios"]
+    environment: Literal["sandbox", "production"]
+    """The APNs environment the app's tokens belong to (a debug build: sandbox)."""
+    push_to_start_token: ApnsToken | None = None
+    app_version: Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[\w.+-]+$")] | None = None
+    locale: (
+        Annotated[str, Field(min_length=2, max_length=35, pattern=r"^[A-Za-z]{2,8}([_-][A-Za-z0-9]{1,8})*$")]
+        | None
+    ) = None
+
+
+class DeviceCredentials(BaseModel):
+    id: uuid.UUID
+    token: str
+    """The device's bearer token: keep it in the keychain; it is never shown again."""
+
+
+class PushToStartToken(_Body):
+    push_to_start_token: ApnsToken
+
+
+class FollowRequest(_Body):
+    fixture_id: FixtureId
+
+
+class Follow(BaseModel):
+    fixture_id: int
+
+
+class ActivityToken(_Body):
+    push_token: ApnsToken
+    """The activity's update token (ActivityKit `pushTokenUpdates`)."""
+
+
+class LiveActivity(BaseModel):
+    fixture_id: int
+    status: Literal["pending", "active", "ended", "failed"]
+    push_token_active: bool
+    has_push_token: bool
+    started_at: datetime | None
+    ended_at: datetime | None
+    updated_at: datetime
+
+
+class LiveActivityList(BaseModel):
+    live_activities: list[LiveActivity]
+
+
+async def _authenticated(
+    device_id: Annotated[uuid.UUID, Path(description="The device id from registration.")],
+    request: Request,
+    engine: EngineDep,
+) -> uuid.UUID:
+    header = request.headers.get("authorization")
+    scheme, _, token = (header or "").partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        message = (
+            "missing Authorization header" if header is None else "Authorization is not 'Bearer <token>'"
+        )
+        raise HTTPException(401, message, headers={"WWW-Authenticate": "Bearer"})
+    owner = device_of(token)
+    stored = None if owner is None else await store.stored_token_hash(engine, owner)
+    if owner is None or stored is None or not matches(token, stored):
+        log.info("devices.auth_refused", reason="invalid_token", path=request.url.path)
+        raise ApiError(401, "invalid_token", "the device token is unknown or was rotated")
+    if owner != device_id:
+        raise ApiError(403, "other_device", "this token belongs to another device")
+    return device_id
+
+
+DeviceDep = Annotated[uuid.UUID, Depends(_authenticated)]
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"description": "No, malformed or unknown device token."},
+    403: {"description": "The token belongs to another device."},
+}
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, response_model=DeviceCredentials)
+async def register(body: DeviceRegistration, engine: EngineDep, response: Response) -> DeviceCredentials:
+    """Register an install (201), or register a known one again (200, same id, new token)."""
+    registered = await store.register(
+        engine,
+        store.Registration(
+            install_id=body.install_id,
+            platform=body.platform,
+            environment=body.environment,
+            push_to_start_token=_lower(body.push_to_start_token),
+            app_version=body.app_version,
+            locale=body.locale,
+        ),
+    )
+    if not registered.created:
+        response.status_code = status.HTTP_200_OK
+    log.info("devices.registered", device_id=str(registered.device_id), created=registered.created)
+    return DeviceCredentials(id=registered.device_id, token=registered.token)
+
+
+@router.put("/{device_id}/push-to-start-token", status_code=status.HTTP_204_NO_CONTENT, responses=_ERRORS)
+async def put_push_to_start_token(device_id: DeviceDep, body: PushToStartToken, engine: EngineDep) -> None:
+    """ActivityKit gave the app a new push-to-start token (`pushToStartTokenUpdates`)."""
+    await store.set_push_to_start_token(engine, device_id, body.push_to_start_token.lower())
+
+
+@router.post(
+    "/{device_id}/follows",
+    status_code=status.HTTP_201_CREATED,
+    response_model=Follow,
+    responses={**_ERRORS, 404: {"description": "No such fixture."}},
+)
+async def follow(device_id: DeviceDep, body: FollowRequest, engine: EngineDep, response: Response) -> Follow:
+    """Follow a fixture: its kick-off starts a Live Activity on this device. 200 if followed already."""
+    try:
+        created = await store.follow(engine, device_id, body.fixture_id)
+    except store.UnknownFixtureError as error:
+        raise _no_fixture(body.fixture_id) from error
+    if not created:
+        response.status_code = status.HTTP_200_OK
+    return Follow(fixture_id=body.fixture_id)
+
+
+@router.delete("/{device_id}/follows/{fixture_id}", status_code=status.HTTP_204_NO_CONTENT, responses=_ERRORS)
+async def unfollow(
+    device_id: DeviceDep, fixture_id: Annotated[int, Path(ge=1, le=2**63 - 1)], engine: EngineDep
+) -> None:
+    """Stop following (idempotent: 204 whether or not it was followed)."""
+    await store.unfollow(engine, device_id, fixture_id)
+
+
+@router.put(
+    "/{device_id}/live-activities/{fixture_id}",
+    response_model=LiveActivity,
+    responses={
+        **_ERRORS,
+        404: {"description": "No such fixture."},
+        409: {"description": "That activity ended."},
+    },
+)
+async def report_live_activity(
+    device_id: DeviceDep,
+    fixture_id: Annotated[int, Path(ge=1, le=2**63 - 1)],
+    body: ActivityToken,
+    engine: EngineDep,
+) -> LiveActivity:
+    """The update token of this device's activity for the fixture; the activity becomes `active`."""
+    try:
+        row = await store.report_activity_token(engine, device_id, fixture_id, body.push_token.lower())
+    except store.UnknownFixtureError as error:
+        raise _no_fixture(fixture_id) from error
+    except store.ActivityEndedError as error:
+        raise ApiError(409, "live_activity_ended", str(error)) from error
+    return LiveActivity.model_validate(row, from_attributes=True)
+
+
+@router.get("/{device_id}/live-activities", response_model=LiveActivityList, responses=_ERRORS)
+async def list_live_activities(device_id: DeviceDep, engine: EngineDep) -> LiveActivityList:
+    """This device's Live Activities, newest first."""
+    rows = await store.activities(engine, device_id)
+    return LiveActivityList(
+        live_activities=[LiveActivity.model_validate(r, from_attributes=True) for r in rows]
+    )
+
+
+def _no_fixture(fixture_id: int) -> ApiError:
+    return ApiError(404, "fixture_not_found", f"no fixture with id {fixture_id}")
+
+
+def _lower(token: str | None) -> str | None:
+    return None if token is None else token.lower()

@@ -1,0 +1,1 @@
+"""Devices that follow fixtures and show Live Activities: their API secrets and their rows."""

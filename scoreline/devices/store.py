@@ -1,0 +1,211 @@
+"""Device rows: registration (with secret rotation), push-to-start tokens, follows, Live Activities.
+
+Every write is one transaction that checks what it depends on first (the fixture exists, the
+activity has not ended), so a refused request leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from scoreline.devices.tokens import hash_token, new_token
+
+Environment = Literal["sandbox", "production"]
+
+
+@dataclass(frozen=True)
+class Registration:
+    install_id: str
+    platform: str
+    environment: Environment
+    push_to_start_token: str | None
+    app_version: str | None
+    locale: str | None
+
+
+@dataclass(frozen=True)
+class Registered:
+    device_id: uuid.UUID
+    token: str
+    created: bool
+    """False: the install was known; same id, new secret (the old one stops working)."""
+
+
+@dataclass(frozen=True)
+class ActivityRow:
+    fixture_id: int
+    status: str
+    push_token_active: bool
+    has_push_token: bool
+    started_at: datetime | None
+    ended_at: datetime | None
+    updated_at: datetime
+
+
+class UnknownFixtureError(LookupError):
+    """The fixture id names no fixture."""
+
+
+class ActivityEndedError(RuntimeError):
+    """The device's activity for this fixture has ended; a token for it is no use any more."""
+
+
+async def register(engine: AsyncEngine, registration: Registration) -> Registered:
+    """Create the device, or refresh a known install and rotate its secret.
+
+    A push-to-start token given here is live again even if an earlier copy of it was deactivated:
+    the app re-registering it is Apple's sign that it works (apns.md §3, 410 handling).
+    """
+    async with engine.begin() as conn:
+        row = (
+            await conn.execute(
+                text(
+                    """INSERT INTO device (install_id, platform, environment, token_hash,
+                        push_to_start_token, app_version, locale)
+                    VALUES (:install_id, :platform, :environment, '', :push_to_start_token, :app_version, :locale)
+                    ON CONFLICT (install_id) DO UPDATE SET
+                        platform = excluded.platform, environment = excluded.environment,
+                        push_to_start_token = COALESCE(excluded.push_to_start_token, device.push_to_start_token),
+                        push_to_start_active = CASE WHEN excluded.push_to_start_token IS NULL
+                            THEN device.push_to_start_active ELSE true END,
+                        app_version = excluded.app_version, locale = excluded.locale, updated_at = now()
+                    RETURNING id, (xmax = 0) AS created"""
+                ),
+                {
+                    "install_id": registration.install_id,
+                    "platform": registration.platform,
+                    "environment": registration.environment,
+                    "push_to_start_token": registration.push_to_start_token,
+                    "app_version": registration.app_version,
+                    "locale": registration.locale,
+                },
+            )
+        ).one()
+        device_id: uuid.UUID = row.id
+        token = new_token(device_id)
+        await conn.execute(
+            text("UPDATE device SET token_hash = :hash WHERE id = :id"),
+            {"hash": hash_token(token), "id": device_id},
+        )
+    return Registered(device_id, token, bool(row.created))
+
+
+async def stored_token_hash(engine: AsyncEngine, device_id: uuid.UUID) -> str | None:
+    async with engine.connect() as conn:
+        value = (
+            await conn.execute(text("SELECT token_hash FROM device WHERE id = :id"), {"id": device_id})
+        ).scalar()
+    return None if value is None else str(value)
+
+
+async def set_push_to_start_token(engine: AsyncEngine, device_id: uuid.UUID, push_token: str) -> None:
+    async with engine.begin() as conn:
+        await conn.execute(
+            text(
+                """UPDATE device SET push_to_start_token = :token, push_to_start_active = true, updated_at = now()
+                WHERE id = :id"""
+            ),
+            {"id": device_id, "token": push_token},
+        )
+
+
+async def follow(engine: AsyncEngine, device_id: uuid.UUID, fixture_id: int) -> bool:
+    """Follow a fixture; True when the follow is new.
+
+    Raises:
+        UnknownFixtureError: No such fixture.
+    """
+    async with engine.begin() as conn:
+        await _require_fixture(conn, fixture_id)
+        inserted = await conn.execute(
+            text(
+                """INSERT INTO follow (device_id, fixture_id) VALUES (:device_id, :fixture_id)
+                ON CONFLICT DO NOTHING RETURNING device_id"""
+            ),
+            {"device_id": device_id, "fixture_id": fixture_id},
+        )
+        return inserted.first() is not None
+
+
+async def unfollow(engine: AsyncEngine, device_id: uuid.UUID, fixture_id: int) -> None:
+    async with engine.begin() as conn:
+        await conn.execute(
+            text("DELETE FROM follow WHERE device_id = :device_id AND fixture_id = :fixture_id"),
+            {"device_id": device_id, "fixture_id": fixture_id},
+        )
+
+
+async def report_activity_token(
+    engine: AsyncEngine, device_id: uuid.UUID, fixture_id: int, push_token: str
+) -> ActivityRow:
+    """The app's update token for its activity of `fixture_id`: the activity is now `active`.
+
+    Creates the row when the app started the activity itself; replaces the token when ActivityKit
+    rotated it.
+
+    Raises:
+        UnknownFixtureError: No such fixture.
+        ActivityEndedError: This activity has ended already.
+    """
+    async with engine.begin() as conn:
+        await _require_fixture(conn, fixture_id)
+        row = (
+            await conn.execute(
+                text(
+                    f"""INSERT INTO live_activity (device_id, fixture_id, status, push_token, push_token_active)
+                    VALUES (:device_id, :fixture_id, 'active', :token, true)
+                    ON CONFLICT (device_id, fixture_id) DO UPDATE SET
+                        status = 'active', push_token = excluded.push_token, push_token_active = true,
+                        updated_at = now()
+                    WHERE live_activity.status <> 'ended'
+                    RETURNING {_ACTIVITY_COLUMNS}"""
+                ),
+                {"device_id": device_id, "fixture_id": fixture_id, "token": push_token},
+            )
+        ).first()
+        if row is None:
+            raise ActivityEndedError(f"the live activity for fixture {fixture_id} has ended")
+    return _activity(row)
+
+
+async def activities(engine: AsyncEngine, device_id: uuid.UUID) -> list[ActivityRow]:
+    """The device's Live Activities, newest first."""
+    async with engine.connect() as conn:
+        rows = (
+            await conn.execute(
+                text(
+                    f"""SELECT {_ACTIVITY_COLUMNS} FROM live_activity WHERE device_id = :device_id
+                    ORDER BY created_at DESC, id DESC"""
+                ),
+                {"device_id": device_id},
+            )
+        ).all()
+    return [_activity(row) for row in rows]
+
+
+_ACTIVITY_COLUMNS = """fixture_id, status, push_token_active, push_token IS NOT NULL AS has_push_token,
+    started_at, ended_at, updated_at"""
+
+
+async def _require_fixture(conn: AsyncConnection, fixture_id: int) -> None:
+    found = await conn.execute(text("SELECT 1 FROM fixture WHERE id = :id"), {"id": fixture_id})
+    if found.first() is None:
+        raise UnknownFixtureError(f"no fixture {fixture_id}")
+
+
+def _activity(row: Any) -> ActivityRow:
+    return ActivityRow(
+        fixture_id=int(row.fixture_id),
+        status=str(row.status),
+        push_token_active=bool(row.push_token_active),
+        has_push_token=bool(row.has_push_token),
+        started_at=row.started_at,
+        ended_at=row.ended_at,
+        updated_at=row.updated_at,
+    )

@@ -1,0 +1,327 @@
+"""The fan-out activity on a real worker, against the simulator: lifecycle, dead tokens, throttling, pacing."""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from dataclasses import replace
+from datetime import datetime
+from itertools import pairwise
+from typing import Any
+
+import asyncpg
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio.client import Client, WorkflowFailureError
+from temporalio.exceptions import ApplicationError
+
+from activities.push.apns import ApnsClient
+from activities.push.fanout import CONFIG_ERROR, FanoutConfig
+from tests.push import seed
+from tests.push.simulator import PushSim
+from tests.push.workflow import PushOnceWorkflow, push_worker
+from workflows.push_types import KeyMoment, LiveState, PushInput, PushResult
+
+NOW = 1_790_000_000
+
+
+def push(
+    kind: str = "update", version: int = 1, *, key: str | None = None, timestamp: int = NOW, **fields: Any
+) -> PushInput:
+    return PushInput.model_validate(
+        {
+            "fixture_id": seed.FIXTURE_ID,
+            "event_key": key or f"v{version}",
+            "kind": kind,
+            "state": LiveState(home=1, away=0, state="live_first_half", minute=23, version=version),
+            "timestamp": timestamp,
+            **fields,
+        }
+    )
+
+
+async def run(client: Client, task_queue: str, request: PushInput) -> PushResult:
+    return await client.execute_workflow(
+        PushOnceWorkflow.run, request, id=f"push-{uuid.uuid4()}", task_queue=task_queue
+    )
+
+
+def by_token(pushes: list[dict[str, Any]]) -> Counter[str]:
+    return Counter(p["token"] for p in pushes)
+
+
+async def test_kickoff_goal_and_full_time_reach_every_follower_once(
+    temporal_client: Client,
+    task_queue: str,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    fanout_config: FanoutConfig,
+    sim: PushSim,
+    db: asyncpg.Connection,
+) -> None:
+    """Start to every follower, a goal alert to every activity, end with a dismissal date; repeats send nothing."""
+    await seed.fixture(db)
+    followers = await seed.followers(db, 5)
+    start = push("start", 0, key="kickoff", priority=10, timestamp=NOW - 60)
+    goal = push(priority=10, alert=True, moment=KeyMoment(kind="goal", side="home", minute=23))
+    end = push("end", 2, key="full_time", priority=10, alert=True, timestamp=NOW + 60)
+    async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
+        started = await run(temporal_client, task_queue, start)
+        starts = await sim.pushes()
+        # The app reports each new activity's update token (PUT /v1/devices/{id}/live-activities/...).
+        update_tokens = {f.device_id: seed.apns_token() for f in followers}
+        for device_id, token in update_tokens.items():
+            await db.execute(
+                "UPDATE live_activity SET status = 'active', push_token = $2 WHERE device_id = $1",
+                device_id,
+                token,
+            )
+        scored = await run(temporal_client, task_queue, goal)
+        again = await run(temporal_client, task_queue, goal)
+        ended = await run(temporal_client, task_queue, end)
+
+    assert (started.sent, started.targets) == (5, 5)
+    assert by_token(starts) == {f.push_to_start_token: 1 for f in followers}
+    first = starts[0]
+    assert first["status"] == 200 and first["dropped_by_device"] is None
+    assert first["headers"]["apns-push-type"] == "liveactivity"
+    assert first["headers"]["apns-topic"] == "com.scoreline.app.push-type.liveactivity"
+    assert first["headers"]["apns-priority"] == "10"
+    aps = first["payload"]["aps"]
+    assert aps["event"] == "start" and aps["timestamp"] == NOW - 60
+    assert aps["attributes-type"] == "MatchActivityAttributes"
+    assert aps["attributes"] == {
+        "fixtureId": seed.FIXTURE_ID,
+        "homeTeam": seed.HOME,
+        "awayTeam": seed.AWAY,
+        "competition": "Premier League",
+    }
+    assert aps["content-state"] == {
+        "homeName": seed.HOME,
+        "awayName": seed.AWAY,
+        "homeScore": 1,
+        "awayScore": 0,
+        "state": "live_first_half",
+        "minute": 23,
+        "version": 0,
+    }
+    assert aps["alert"]["title"] == f"{seed.HOME} v {seed.AWAY}"
+
+    assert (scored.effect, scored.sent) == ("la.alert", 5)
+    assert again == scored, "the same goal again is gated: nothing new is sent"
+    everything = await sim.pushes()
+    goals = [p for p in everything if p["payload"]["aps"]["event"] == "update"]
+    assert by_token(goals) == {token: 1 for token in update_tokens.values()}
+    goal_aps = goals[0]["payload"]["aps"]
+    assert goals[0]["headers"]["apns-priority"] == "10"
+    assert goal_aps["alert"]["title"] == f"GOAL! {seed.HOME}"
+    assert goal_aps["content-state"]["lastMoment"] == {"kind": "goal", "side": "home", "minute": 23}
+    assert goal_aps["stale-date"] == NOW + 900
+
+    assert (ended.effect, ended.sent) == ("la.end", 5)
+    ends = [p for p in everything if p["payload"]["aps"]["event"] == "end"]
+    assert by_token(ends) == {token: 1 for token in update_tokens.values()}
+    assert ends[0]["payload"]["aps"]["dismissal-date"] == NOW + 60 + 900
+    assert ends[0]["payload"]["aps"]["alert"]["title"] == "Full time"
+    states = await db.fetch("SELECT status, ended_at IS NOT NULL AS ended FROM live_activity")
+    assert {(r["status"], r["ended"]) for r in states} == {("ended", True)}
+    attempts = await db.fetchval("SELECT count(*) FROM push_attempt WHERE status = 200")
+    assert attempts == 15
+
+
+async def test_unregistered_token_is_deactivated_after_the_first_410_and_never_tried_again(
+    temporal_client: Client,
+    task_queue: str,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    fanout_config: FanoutConfig,
+    sim: PushSim,
+    db: asyncpg.Connection,
+) -> None:
+    """410 Unregistered switches the token off (activity token and push-to-start token alike)."""
+    await seed.fixture(db)
+    running = await seed.running_activities(db, 3)
+    dead = running[0].push_token
+    await sim.unregister(dead)
+    newcomers = await seed.followers(db, 2)
+    dead_start = newcomers[0].push_to_start_token
+    await sim.unregister(dead_start)
+    async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
+        first = await run(temporal_client, task_queue, push(version=1))
+        second = await run(temporal_client, task_queue, push(version=2))
+        kickoff = await run(temporal_client, task_queue, push("start", 2, key="kickoff"))
+        kickoff_again = await run(temporal_client, task_queue, push("start", 3, key="restart"))
+
+    assert (first.sent, first.deactivated) == (2, 1)
+    assert (second.sent, second.deactivated, second.targets) == (2, 0, 2)
+    assert [p["status"] for p in await sim.pushes(token=dead)] == [410]
+    row = await db.fetchrow(
+        "SELECT status, push_token_active FROM live_activity WHERE id = $1", running[0].live_activity_id
+    )
+    assert (row["status"], row["push_token_active"]) == ("ended", False)
+    attempt = await db.fetchrow(
+        "SELECT status, reason FROM push_attempt WHERE live_activity_id = $1", running[0].live_activity_id
+    )
+    assert (attempt["status"], attempt["reason"]) == (410, "Unregistered")
+
+    # Followers 1-3 have running activities already: only the two newcomers get a start.
+    assert (kickoff.sent, kickoff.deactivated) == (1, 1)
+    assert kickoff_again.targets == 0
+    assert [p["status"] for p in await sim.pushes(token=dead_start)] == [410]
+    active = await db.fetchval(
+        "SELECT push_to_start_active FROM device WHERE id = $1", newcomers[0].device_id
+    )
+    assert active is False
+
+
+async def test_throttling_storm_backs_off_and_still_delivers_each_push_once(
+    temporal_client: Client,
+    task_queue: str,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    fanout_config: FanoutConfig,
+    sim: PushSim,
+    db: asyncpg.Connection,
+) -> None:
+    """300 answers of 429 across 200 devices: every device still gets its goal once, after a pause."""
+    await seed.fixture(db)
+    running = await seed.running_activities(db, 200)
+    await sim.fault(status=429, count=300)
+    goal = push(priority=10, alert=True, moment=KeyMoment(kind="goal", side="away"))
+    async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
+        result = await run(temporal_client, task_queue, goal)
+
+    pushes = await sim.pushes()
+    statuses = Counter(p["status"] for p in pushes)
+    assert statuses == {429: 300, 200: 200}
+    delivered = by_token([p for p in pushes if p["status"] == 200])
+    assert delivered == {a.push_token: 1 for a in running}
+    assert (result.sent, result.in_doubt) == (200, 0)
+    # Each retry after a 429 waited its backoff (0.05 s with jitter down to half).
+    for token in {p["token"] for p in pushes if p["status"] == 429}:
+        times = [datetime.fromisoformat(p["received_at"]) for p in pushes if p["token"] == token]
+        gaps = [(later - earlier).total_seconds() for earlier, later in pairwise(times)]
+        assert gaps and min(gaps) >= 0.02, gaps
+
+
+async def test_older_states_are_dropped_and_routine_changes_coalesced(
+    temporal_client: Client,
+    task_queue: str,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    fanout_config: FanoutConfig,
+    sim: PushSim,
+    db: asyncpg.Connection,
+) -> None:
+    """Routine updates are spaced by LA_MIN_UPDATE_INTERVAL per activity; an older version never goes out."""
+    await seed.fixture(db)
+    running = await seed.running_activities(db, 3)
+    paced = replace(fanout_config, min_update_interval=1.0)
+    async with push_worker(temporal_client, task_queue, engine, apns_client, paced):
+        first = await run(temporal_client, task_queue, push(version=5, routine=True))
+        second = await run(temporal_client, task_queue, push(version=6, routine=True, timestamp=NOW + 1))
+        older = await run(temporal_client, task_queue, push(version=4, timestamp=NOW + 2))
+
+    assert first.sent == 3 and first.deferred == 0
+    assert second.sent == 3 and second.deferred == 3
+    assert (older.sent, older.stale) == (0, 3)
+    for activity in running:
+        sent = await sim.pushes(token=activity.push_token)
+        assert [p["payload"]["aps"]["content-state"]["version"] for p in sent] == [5, 6]
+        assert {p["headers"]["apns-priority"] for p in sent} == {"5"}
+        times = [datetime.fromisoformat(p["received_at"]) for p in sent]
+        # Without pacing the second would follow within ~0.1 s; the margin absorbs a loaded machine.
+        assert (times[1] - times[0]).total_seconds() >= paced.min_update_interval / 2
+
+
+async def test_goaway_mid_fanout_loses_and_doubles_nothing(
+    temporal_client: Client,
+    task_queue: str,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    fanout_config: FanoutConfig,
+    sim: PushSim,
+    db: asyncpg.Connection,
+) -> None:
+    """APNs shutting a connection (GOAWAY): the unprocessed streams go again, each device gets one alert."""
+    await seed.fixture(db)
+    running = await seed.running_activities(db, 300)
+    await sim.fault(action="goaway", count=1)
+    goal = push(priority=10, alert=True, moment=KeyMoment(kind="goal", side="home"))
+    async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
+        result = await run(temporal_client, task_queue, goal)
+
+    pushes = await sim.pushes()
+    assert by_token([p for p in pushes if p["status"] == 200]) == {a.push_token: 1 for a in running}
+    assert result.sent == 300
+
+
+async def test_a_dropped_connection_never_repeats_an_alert(
+    temporal_client: Client,
+    task_queue: str,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    fanout_config: FanoutConfig,
+    sim: PushSim,
+    db: asyncpg.Connection,
+) -> None:
+    """A connection dropped mid-flight leaves alerts in doubt: recorded, never sent twice."""
+    await seed.fixture(db)
+    await seed.running_activities(db, 100)
+    await sim.fault(action="disconnect", count=1, latency_ms=50)
+    goal = push(priority=10, alert=True, moment=KeyMoment(kind="red_card", side="away"))
+    async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
+        result = await run(temporal_client, task_queue, goal)
+
+    pushes = await sim.pushes()
+    assert max(by_token(pushes).values()) == 1
+    assert result.in_doubt >= 1
+    assert result.sent + result.in_doubt == 100
+    states = await db.fetch("SELECT outcome->>'state' AS state, count(*) AS n FROM effect_log GROUP BY 1")
+    assert {r["state"]: r["n"] for r in states} == {"sent": result.sent, "in_doubt": result.in_doubt}
+
+
+async def test_a_rejected_provider_key_stops_the_fanout_without_retrying(
+    temporal_client: Client,
+    task_queue: str,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    fanout_config: FanoutConfig,
+    sim: PushSim,
+    db: asyncpg.Connection,
+) -> None:
+    """403 InvalidProviderToken is our mistake, not the device's: the activity fails for good, no token is touched."""
+    await seed.fixture(db)
+    await seed.running_activities(db, 3)
+    await sim.fault(status=403, reason="InvalidProviderToken", duration_s=30)
+    async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
+        with pytest.raises(WorkflowFailureError) as failed:
+            await run(temporal_client, task_queue, push(version=1))
+
+    cause = failed.value.cause.cause
+    assert isinstance(cause, ApplicationError) and cause.type == CONFIG_ERROR
+    assert len(await sim.pushes()) == 3, "each push tried once, none retried"
+    assert await db.fetchval("SELECT count(*) FROM live_activity WHERE push_token_active") == 3
+    states = await db.fetch("SELECT outcome->>'state' AS state FROM effect_log")
+    assert {r["state"] for r in states} == {"rejected"}
+
+
+async def test_a_worker_without_apns_settings_only_fails_when_there_is_someone_to_push_to(
+    temporal_client: Client,
+    task_queue: str,
+    engine: AsyncEngine,
+    fanout_config: FanoutConfig,
+    db: asyncpg.Connection,
+) -> None:
+    """No APNS_KEY_PATH: a fixture nobody follows is pushed to in no time; one with followers fails for good."""
+    await seed.fixture(db)
+    async with push_worker(temporal_client, task_queue, engine, None, fanout_config):
+        nobody = await run(temporal_client, task_queue, push("start", 0, key="kickoff"))
+        await seed.followers(db, 2)
+        with pytest.raises(WorkflowFailureError) as failed:
+            await run(temporal_client, task_queue, push("start", 0, key="kickoff"))
+
+    assert nobody == PushResult(effect="la.start")
+    cause = failed.value.cause.cause
+    assert isinstance(cause, ApplicationError) and cause.type == CONFIG_ERROR
+    assert await db.fetchval("SELECT count(*) FROM effect_log") == 0

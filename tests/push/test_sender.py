@@ -1,0 +1,108 @@
+"""The sender against the simulator over HTTP/2 + TLS: provider-token refresh, 413 trimming, dead tokens."""
+
+from __future__ import annotations
+
+import asyncio
+
+from activities.push.apns import ApnsClient
+from activities.push.delivery import Delivery, Sender
+from activities.push.limiter import AdaptiveLimit
+from activities.push.payloads import FixtureNames, build, variants
+from tests.push.conftest import FAST_POLICY
+from tests.push.seed import apns_token
+from tests.push.simulator import PushSim
+from workflows.push_types import KeyMoment, LiveState, PushInput
+
+NAMES = FixtureNames("Riverside FC", "Harbour United", "Premier League")
+GOAL = PushInput(
+    fixture_id=81_000_001,
+    event_key="v3",
+    kind="update",
+    priority=10,
+    alert=True,
+    moment=KeyMoment(kind="goal", side="home", minute=23),
+    state=LiveState(home=1, away=0, state="live_first_half", minute=23, version=3),
+    timestamp=1_790_000_000,
+)
+BODIES = variants(build(GOAL, NAMES, GOAL.fixture_id))
+
+
+def sender(client: ApnsClient) -> Sender:
+    return Sender(client, FAST_POLICY, AdaptiveLimit(100), asyncio.Event())
+
+
+async def deliver(client: ApnsClient, token: str) -> Delivery:
+    return await sender(client).deliver(
+        token, BODIES, priority=10, expiration=GOAL.timestamp + 900, resend_if_unknown=False
+    )
+
+
+async def test_expired_provider_token_is_refreshed_once_and_sent_on_a_new_connection(
+    apns_client: ApnsClient, sim: PushSim
+) -> None:
+    """Five pushes answered 403 ExpiredProviderToken: one new JWT, all five resent and delivered.
+
+    The new token goes out on a new connection (changing it on the old one within 20 minutes would
+    be 429 TooManyProviderTokenUpdates). A second "expired" within 20 minutes mints nothing new.
+    """
+    await sim.fault(status=403, count=5)
+    tokens = [apns_token() for _ in range(5)]
+    results = await asyncio.gather(*(deliver(apns_client, token) for token in tokens))
+
+    assert [r.outcome for r in results] == ["sent"] * 5
+    assert apns_client.tokens.minted == 2
+    pushes = await sim.pushes()
+    rejected = [p for p in pushes if p["status"] == 403]
+    accepted = [p for p in pushes if p["status"] == 200]
+    assert {p["reason"] for p in rejected} == {"ExpiredProviderToken"}
+    assert (len(rejected), len(accepted)) == (5, 5)
+    assert {p["connection_id"] for p in rejected}.isdisjoint({p["connection_id"] for p in accepted})
+    assert "TooManyProviderTokenUpdates" not in {p["reason"] for p in pushes}
+
+    await sim.fault(status=403, count=1)
+    again = await deliver(apns_client, apns_token())
+    assert again.outcome == "sent"
+    assert [a.status for a in again.attempts] == [403, 200]
+    assert apns_client.tokens.minted == 2, "refreshed at most once per 20 minutes"
+
+
+async def test_payload_too_large_is_trimmed_and_resent(apns_client: ApnsClient, sim: PushSim) -> None:
+    """413: the next, smaller variant goes (alert trimmed first); the content-state stays whole."""
+    token = apns_token()
+    await sim.fault(status=413, token=token)
+    result = await deliver(apns_client, token)
+
+    assert result.outcome == "sent"
+    assert [a.status for a in result.attempts] == [413, 200]
+    first, second = await sim.pushes(token=token)
+    assert second["payload_bytes"] < first["payload_bytes"]
+    assert second["payload"]["aps"]["content-state"] == first["payload"]["aps"]["content-state"]
+    assert "body" not in second["payload"]["aps"]["alert"]
+
+
+async def test_dead_token_is_reported_once_with_apples_timestamp(
+    apns_client: ApnsClient, sim: PushSim
+) -> None:
+    """410 Unregistered ends the delivery at once as `dead`, carrying the timestamp for the check."""
+    token = apns_token()
+    await sim.unregister(token)
+    result = await deliver(apns_client, token)
+
+    assert (result.outcome, result.status, result.reason) == ("dead", 410, "Unregistered")
+    assert result.timestamp_ms is not None
+    assert len(await sim.pushes(token=token)) == 1
+
+
+async def test_server_errors_are_retried_with_backoff(apns_client: ApnsClient, sim: PushSim) -> None:
+    """503 twice, then 200: three attempts, each recorded with APNs' answer and latency."""
+    token = apns_token()
+    await sim.fault(status=503, token=token, count=2)
+    result = await deliver(apns_client, token)
+
+    assert result.outcome == "sent"
+    assert [(a.status, a.reason) for a in result.attempts] == [
+        (503, "ServiceUnavailable"),
+        (503, "ServiceUnavailable"),
+        (200, None),
+    ]
+    assert all(a.apns_id and a.latency_ms > 0 for a in result.attempts)
