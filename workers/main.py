@@ -26,6 +26,8 @@ from activities.ingest.store import IngestStore
 from activities.match import MatchActivities, PollingConfig
 from activities.probe import ProbeActivities
 from activities.provider.client import SportMonksClient
+from activities.push.apns import ApnsClient
+from activities.push.fanout import FanoutConfig, PushActivities
 from scoreline.db.engine import create_engine
 from scoreline.feeds.builder import FeedBuilder
 from scoreline.logging import get_logger
@@ -48,6 +50,8 @@ class WorkerDependencies:
     engine: AsyncEngine
     redis: aioredis.Redis
     provider: SportMonksClient
+    apns: ApnsClient | None
+    """None without `APNS_KEY_PATH`: pushes to a fixture nobody follows still succeed."""
 
 
 @asynccontextmanager
@@ -59,7 +63,10 @@ async def worker_dependencies(settings: Settings) -> AsyncIterator[WorkerDepende
         stack.push_async_callback(redis.aclose)
         provider = SportMonksClient.from_settings(settings)
         stack.push_async_callback(provider.aclose)
-        yield WorkerDependencies(engine=engine, redis=redis, provider=provider)
+        apns = ApnsClient.from_settings(settings) if settings.apns_key_path else None
+        if apns is not None:
+            stack.push_async_callback(apns.aclose)
+        yield WorkerDependencies(engine=engine, redis=redis, provider=provider, apns=apns)
 
 
 def match_options(settings: Settings) -> MatchOptions:
@@ -86,6 +93,7 @@ def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) 
     )
     probe = ProbeActivities(deps.engine, deps.redis)
     commands = CommandActivities(deps.engine, deps.redis)
+    pushes = PushActivities(deps.engine, deps.apns, FanoutConfig.from_settings(settings))
     main = Worker(
         client,
         task_queue=settings.temporal_task_queue,
@@ -97,6 +105,7 @@ def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) 
             fixtures.start_match_workflows,
             commands.load_desk_context,
             commands.commit_command,
+            pushes.push_live_activities,
         ],
     )
     watch = Worker(

@@ -39,7 +39,14 @@ from workflows.rules import (
     step,
     touches,
 )
-from workflows.rules.commands import MatchSetMode
+from workflows.rules.commands import (
+    CricketBall,
+    FootballCard,
+    FootballGoal,
+    MatchSetMode,
+    MatchUndo,
+    MatchVar,
+)
 from workflows.rules.football import FootballGame, GoalRecord, is_over, next_periods
 from workflows.snapshot import MatchState
 
@@ -70,6 +77,8 @@ class Decision(BaseModel):
     commit: CommitInput
     after: DeskBook
     """The book once the commit returned `committed`."""
+    moments: tuple[str, ...] = ()
+    """The key moments of an accepted command, as the ingest names them (`goal:home`, `retraction`)."""
 
 
 def open_book(context: DeskContext) -> DeskBook:
@@ -134,7 +143,27 @@ def decide(
     return Decision(
         commit=commit,
         after=DeskBook(rules=after, touched=book.touched.mark(changed, seq), version=seq),
+        moments=key_moments(rules, command),
     )
+
+
+def key_moments(rules: FootballState | CricketState, command: Command) -> tuple[str, ...]:
+    """What a follower hears about at once: goals, sendings-off, wickets; a take-back is a
+    retraction (the corrected score goes out, the original alert is never repeated)."""
+    match command:
+        case FootballGoal():
+            kind = {"open_play": "goal", "penalty": "penalty_goal", "own_goal": "own_goal"}[command.kind]
+            return (f"{kind}:{command.side}",)
+        case FootballCard() if command.color != "yellow":
+            kind = "red_card" if command.color == "red" else "second_yellow"
+            return (f"{kind}:{command.side}",)
+        case CricketBall() if command.wicket is not None and isinstance(rules, CricketState):
+            return (f"wicket:{rules.game.batting}",)
+        case MatchUndo():
+            return ("retraction",)
+        case MatchVar() if command.decision == "overturned":
+            return ("retraction",)
+    return ()
 
 
 def desk_progress(book: DeskBook) -> MatchProgress | None:

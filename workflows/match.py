@@ -39,13 +39,17 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.desk import DeskBook, decide, desk_progress, open_book
     from workflows.match_types import (
+        BREAK_STATES,
         OVER_STATES,
+        PLAYING_STATES,
         FetchInput,
         IngestSummary,
         MatchProgress,
         WatchInput,
         WatchResult,
     )
+    from workflows.push_plan import end_push, start_push, update_push
+    from workflows.push_types import PUSH_ACTIVITY, PushInput, PushResult
     from workflows.rules import CommandShapeError, Mode, parse_command
     from workflows.snapshot import MatchState
 
@@ -55,6 +59,19 @@ COMMIT_ACTIVITY = "commit_command"
 CONTEXT_ACTIVITY = "load_desk_context"
 MAX_COMMIT_ATTEMPTS = 5
 """Times a command is re-decided because the provider ingest wrote first, before `try_again`."""
+
+PUSHES_PATCH = "live-activity-pushes"
+"""Runs recorded before Live Activity pushes existed replay without them."""
+
+STARTED_STATES = PLAYING_STATES | BREAK_STATES | OVER_STATES
+"""Once a match is in one of these, its followers' Live Activities have been started."""
+
+PUSH_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    maximum_interval=timedelta(seconds=30),
+    maximum_attempts=20,
+    non_retryable_error_types=["ApnsConfigError", "UnknownFixture"],
+)
 
 COMMIT_RETRY = RetryPolicy(
     initial_interval=timedelta(milliseconds=200), maximum_interval=timedelta(seconds=5)
@@ -91,6 +108,7 @@ class MatchInput(BaseModel):
     mode: Mode = "provider"
     """Who owns the score when the run starts (the book's mode wins once it is open)."""
     book: DeskBook | None = None
+    live_activities_started: bool = False
 
 
 class MatchOutcome(BaseModel):
@@ -113,6 +131,10 @@ class MatchWorkflow:
         self._progress = start.progress
         self._book = start.book
         self._commands = asyncio.Lock()
+        self._started = start.live_activities_started
+        self._pending_pushes: list[PushInput] = []
+        self._pusher: asyncio.Task[None] | None = None
+        self._pushes_patched: bool | None = None
 
     def _scoring(self) -> Mode:
         return self._book.rules.mode if self._book is not None else self._initial_mode
@@ -140,6 +162,13 @@ class MatchWorkflow:
         except CommandShapeError as error:
             raise ApplicationError(error.message, {"path": error.path}, type="CommandShapeError") from None
 
+    @workflow.signal
+    def followers_changed(self) -> None:
+        """A device followed the match: after kick-off its Live Activity starts at once (the
+        `effect_log` gate skips the followers that already have one)."""
+        if self._started:
+            self._push_later(start_push(self._fixture_id, self._progress, workflow.now()))
+
     async def _submit(self, request: CommandRequest) -> CommandAnswer:
         for _ in range(MAX_COMMIT_ATTEMPTS):
             book = (self._book or await self._open_book()).moved_to(self._progress.version)
@@ -164,7 +193,23 @@ class MatchWorkflow:
             ours = result.status is CommitStatus.COMMITTED or (
                 decision.commit.seq is not None and result.stored_seq == decision.commit.seq
             )
+            before = self._progress
             self._adopt(decision.after if ours and decision.commit.seq else book.moved_to(result.last_seq))
+            if ours and decision.commit.seq is not None and decision.commit.board is not None:
+                board = decision.commit.board
+                self._after_change(
+                    before,
+                    IngestSummary(
+                        fixture_id=self._fixture_id,
+                        version=decision.commit.seq,
+                        previous_version=decision.commit.seq - 1,
+                        entries=1,
+                        state=board.state,
+                        home=board.home,
+                        away=board.away,
+                        key_moments=decision.moments,
+                    ),
+                )
             if result.status is CommitStatus.DUPLICATE:
                 return CommandAnswer(outcome=Outcome.DUPLICATE, answer=result.answer)
             assert result.answer is not None
@@ -200,7 +245,9 @@ class MatchWorkflow:
 
         while self._progress.state not in OVER_STATES:
             if workflow.info().is_continue_as_new_suggested():
-                await workflow.wait_condition(workflow.all_handlers_finished)
+                await workflow.wait_condition(
+                    lambda: workflow.all_handlers_finished() and self._pushes_done()
+                )
                 workflow.continue_as_new(
                     MatchInput(
                         fixture_id=start.fixture_id,
@@ -211,6 +258,7 @@ class MatchWorkflow:
                         source=self._source,
                         mode=self._scoring(),
                         book=self._book,
+                        live_activities_started=self._started,
                     )
                 )
             if self._scoring() == "desk" or self._source == "desk":
@@ -243,7 +291,9 @@ class MatchWorkflow:
             final = await self._fetch(start.fixture_id, "postmatch")
             if final is not None:
                 self._progress = final.progress
-        await workflow.wait_condition(workflow.all_handlers_finished)
+        if self._started:
+            self._push_later(end_push(start.fixture_id, self._progress, workflow.now()))
+        await workflow.wait_condition(lambda: workflow.all_handlers_finished() and self._pushes_done())
         workflow.logger.info(
             "match workflow finished", extra={"fixture_id": start.fixture_id, "state": self._progress.state}
         )
@@ -323,8 +373,54 @@ class MatchWorkflow:
                 pass
             return None
         result: WatchResult = await watch
-        self._progress = result.progress
+        before, self._progress = self._progress, result.progress
+        if result.summary is not None:
+            self._after_change(before, result.summary)
         return result
+
+    def _after_change(self, before: MatchProgress, summary: IngestSummary) -> None:
+        """The Live Activity push a change deserves: push-to-start at kick-off, an update after."""
+        if not self._started:
+            if summary.state in STARTED_STATES:
+                self._started = True
+                self._push_later(start_push(self._fixture_id, summary.progress, workflow.now()))
+            return
+        self._push_later(update_push(self._fixture_id, before, summary, workflow.now()))
+
+    def _push_later(self, push: PushInput) -> None:
+        """Queue a push behind the ones in flight, so followers see changes in order; a pending
+        routine update is replaced by a newer one (the latest state is what matters)."""
+        if self._pushes_patched is None:
+            self._pushes_patched = workflow.patched(PUSHES_PATCH)
+        if not self._pushes_patched:
+            return
+        if push.routine:
+            self._pending_pushes = [pending for pending in self._pending_pushes if not pending.routine]
+        self._pending_pushes.append(push)
+        if self._pusher is None or self._pusher.done():
+            self._pusher = asyncio.create_task(self._send_pushes())
+
+    async def _send_pushes(self) -> None:
+        while self._pending_pushes:
+            push = self._pending_pushes.pop(0)
+            try:
+                await workflow.execute_activity(
+                    PUSH_ACTIVITY,
+                    push,
+                    result_type=PushResult,
+                    start_to_close_timeout=timedelta(minutes=10),
+                    heartbeat_timeout=timedelta(seconds=30),
+                    retry_policy=PUSH_RETRY,
+                )
+            except ActivityError:
+                # A push never fails the match; the attempts are recorded for support.
+                workflow.logger.warning(
+                    "live activity push failed",
+                    extra={"fixture_id": push.fixture_id, "event_key": push.event_key},
+                )
+
+    def _pushes_done(self) -> bool:
+        return not self._pending_pushes and (self._pusher is None or self._pusher.done())
 
     async def _fetch(self, fixture_id: int, source: str) -> IngestSummary | None:
         summary: IngestSummary | None = await workflow.execute_activity(

@@ -1,117 +1,16 @@
-"""How often and how loudly a Live Activity hears about a change (pure, safe in a workflow).
+"""Per-activity pacing for the fan-out: whether one Live Activity gets a push now.
 
-Apple gives each device a budget of priority-10 Live Activity pushes and drops updates over it
-silently; priority 5 costs nothing but may be delayed. So (design §5):
-
-- a key moment (goal, red card, wicket) goes at once, priority 10, with an alert;
-- a period change (kick-off of the second half, half time, full time) or a correction goes at once,
-  priority 10, without an alert;
-- anything else (the minute ticking, a corner) is routine: priority 5, and coalesced to at most one
-  per `LA_MIN_UPDATE_INTERVAL` per activity, always carrying the latest state;
-- a device never gets a state older than the one it shows (lower version or earlier timestamp).
-
-`update_push`, `start_push` and `end_push` are for the workflow (they read only their arguments);
-`decide` is what the fan-out asks for each activity before it sends.
+The workflow decides how loud a change is (`workflows.push_plan`); here each activity's last sent
+state decides whether it still needs it: never older than what it shows, routine updates at most
+one per `LA_MIN_UPDATE_INTERVAL`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Literal
 
-from workflows.match_types import IngestSummary, MatchProgress
-from workflows.push_types import KeyMoment, LiveState, Priority, PushInput, Side
-
-KEY_MOMENTS = frozenset({"goal", "own_goal", "penalty_goal", "red_card", "second_yellow", "wicket"})
-"""Changes a follower wants to hear about at once, with an alert."""
-
-RETRACTION = "retraction"
-
-
-@dataclass(frozen=True)
-class Pace:
-    """How one change is pushed."""
-
-    priority: Priority
-    alert: bool
-    routine: bool
-    moment: KeyMoment | None = None
-
-
-def pace(previous_state: str, state: str, key_moments: Sequence[str], minute: int | None = None) -> Pace:
-    """Classify a change from the ingest's `key_moments` (`goal:home`, `retraction:goal` …)."""
-    moments = [parse_moment(text, minute) for text in key_moments]
-    key = [moment for moment in moments if moment.kind in KEY_MOMENTS]
-    if key:
-        return Pace(priority=10, alert=True, routine=False, moment=key[-1])
-    retraction = next((moment for moment in moments if moment.kind == RETRACTION), None)
-    if retraction is not None:
-        # The corrected state must replace the wrong one now, but the original alert is never repeated.
-        return Pace(priority=10, alert=False, routine=False, moment=retraction)
-    if state != previous_state:
-        return Pace(priority=10, alert=False, routine=False)
-    return Pace(priority=5, alert=False, routine=True)
-
-
-def parse_moment(text: str, minute: int | None = None) -> KeyMoment:
-    """`goal:home` → KeyMoment(goal, home); `retraction:goal` → KeyMoment(retraction)."""
-    kind, _, qualifier = text.partition(":")
-    side: Side | None = "home" if qualifier == "home" else "away" if qualifier == "away" else None
-    return KeyMoment(kind=kind or "unknown", side=side, minute=minute)
-
-
-def update_push(fixture_id: int, previous: MatchProgress, summary: IngestSummary, at: datetime) -> PushInput:
-    """The `update` push for one material change; `event_key` is the new scoreboard version."""
-    paced = pace(previous.state.value, summary.state.value, summary.key_moments, summary.minute)
-    return PushInput(
-        fixture_id=fixture_id,
-        event_key=f"v{summary.version}",
-        kind="update",
-        priority=paced.priority,
-        state=live_state(summary.progress),
-        moment=paced.moment,
-        alert=paced.alert,
-        routine=paced.routine,
-        timestamp=int(at.timestamp()),
-    )
-
-
-def start_push(fixture_id: int, progress: MatchProgress, at: datetime) -> PushInput:
-    """Push-to-start for every follower at kick-off (priority 10; a start always carries an alert)."""
-    return PushInput(
-        fixture_id=fixture_id,
-        event_key="kickoff",
-        kind="start",
-        priority=10,
-        state=live_state(progress),
-        alert=True,
-        timestamp=int(at.timestamp()),
-    )
-
-
-def end_push(fixture_id: int, progress: MatchProgress, at: datetime) -> PushInput:
-    """The final state with a "Full time" alert; the activity is dismissed after `dismiss_after_seconds`."""
-    return PushInput(
-        fixture_id=fixture_id,
-        event_key="full_time",
-        kind="end",
-        priority=10,
-        state=live_state(progress),
-        alert=True,
-        timestamp=int(at.timestamp()),
-    )
-
-
-def live_state(progress: MatchProgress) -> LiveState:
-    return LiveState(
-        home=progress.home,
-        away=progress.away,
-        state=progress.state.value,
-        minute=progress.minute,
-        version=progress.version,
-    )
+from workflows.push_types import PushInput
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,10 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from activities.push.limiter import AdaptiveLimit
 from activities.push.outcomes import Verdict, classify
-from activities.push.pacing import LastSent, decide, pace, update_push
+from activities.push.pacing import LastSent, decide
 from activities.push.provider_token import ProviderTokens
 from workflows.match_types import IngestSummary, MatchProgress
+from workflows.push_plan import pace, update_push
 from workflows.push_types import KeyMoment, LiveState, PushInput
 from workflows.snapshot import MatchState
 
