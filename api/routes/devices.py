@@ -21,12 +21,15 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Path, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
+from temporalio.service import RPCError, RPCStatusCode
 
-from api.deps import EngineDep
+from api.deps import EngineDep, ResourcesDep
 from api.errors import ApiError
+from api.resources import Resources
 from scoreline.devices import store
 from scoreline.devices.tokens import APNS_TOKEN_PATTERN, device_of, matches
 from scoreline.logging import get_logger
+from workflows.match import MatchWorkflow
 
 MAX_BODY_BYTES = 8 * 1024
 """Every device request body is a few hundred bytes; anything this large is refused unread."""
@@ -164,15 +167,34 @@ async def put_push_to_start_token(device_id: DeviceDep, body: PushToStartToken, 
     response_model=Follow,
     responses={**_ERRORS, 404: {"description": "No such fixture."}},
 )
-async def follow(device_id: DeviceDep, body: FollowRequest, engine: EngineDep, response: Response) -> Follow:
-    """Follow a fixture: its kick-off starts a Live Activity on this device. 200 if followed already."""
+async def follow(
+    device_id: DeviceDep, body: FollowRequest, engine: EngineDep, resources: ResourcesDep, response: Response
+) -> Follow:
+    """Follow a fixture: its kick-off starts a Live Activity on this device (at once if the match
+    already kicked off). 200 if followed already."""
     try:
         created = await store.follow(engine, device_id, body.fixture_id)
     except store.UnknownFixtureError as error:
         raise _no_fixture(body.fixture_id) from error
-    if not created:
+    if created:
+        await _tell_the_match(resources, body.fixture_id)
+    else:
         response.status_code = status.HTTP_200_OK
     return Follow(fixture_id=body.fixture_id)
+
+
+async def _tell_the_match(resources: Resources, fixture_id: int) -> None:
+    """Signal a running match workflow that it has a new follower. No running workflow means the
+    match has not been started yet (its kick-off will start everyone) or is over: nothing to do.
+    The follow is stored either way, so Temporal being down only delays nothing but a late start."""
+    try:
+        client = await resources.temporal()
+        await client.get_workflow_handle(f"match-{fixture_id}").signal(MatchWorkflow.followers_changed)
+    except RPCError as error:
+        if error.status is not RPCStatusCode.NOT_FOUND:
+            log.warning("follow not signalled", fixture_id=fixture_id, error=error.message)
+    except (OSError, RuntimeError) as error:
+        log.warning("follow not signalled", fixture_id=fixture_id, error=str(error))
 
 
 @router.delete("/{device_id}/follows/{fixture_id}", status_code=status.HTTP_204_NO_CONTENT, responses=_ERRORS)
