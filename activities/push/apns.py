@@ -10,16 +10,15 @@ what exactly-once delivery and Apple's token rules need:
 
 - it resends in-flight requests by itself when a connection closes (GOAWAY, a reset, a protocol
   error), even those APNs may already have processed: a goal alert can arrive twice, and the
-  attempt never reaches our log (apns.md §5.4 item 5; `APNsBaseConnectionPool.send_notification`);
+  attempt never reaches our log;
 - it has no per-request timeout, and cancelling a send to add one breaks the connection: the late
   answer calls `set_result` on the cancelled future inside `data_received`, the connection drops,
-  and every other request on it is resent (`connection.py` 255-290);
+  and every other request on it is resent;
 - it never acknowledges received data, so after about 64 KB of error bodies (a 410 or 429 storm)
-  the connection dies with `FlowControlError` (open PR Fatal1ty/aioapns#75), and it sends without
+  the connection dies with `FlowControlError`, and it sends without
   waiting for flow-control window (a `FlowControlError` then costs a one-second sleep);
 - it mints a JWT per connection, re-mints every 30 minutes, and has no hook for 403
-  `ExpiredProviderToken` (apns.md §5.2); the pool busy-polls every 10 ms when full, and a double
-  `discard_connection` race is still open (Fatal1ty/aioapns#55).
+  `ExpiredProviderToken`; and its pool busy-polls every 10 ms when full.
 
 So this module and `connection` are about 300 lines on `h2` (already a dependency) that say, for
 every request, whether APNs can have processed it (`NotSent` / `MaybeSent`), keep one provider token
