@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 
 import redis.asyncio as aioredis
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -30,7 +31,7 @@ class CommandActivities:
         self._store = CommandStore(engine)
         self._engine = engine
         self._redis = redis
-        self._refreshes: set[asyncio.Task[object]] = set()
+        self._refreshes: set[asyncio.Task[None]] = set()
 
     @activity.defn(name=CONTEXT_ACTIVITY)
     async def load_desk_context(self, fixture_id: int) -> DeskContext:
@@ -63,6 +64,13 @@ class CommandActivities:
 
         The copy is written only if newer, so refreshes finishing out of order are harmless.
         """
-        task = asyncio.create_task(refresh_cache(self._engine, self._redis, fixture_id))
+        task = asyncio.create_task(self._refresh(fixture_id))
         self._refreshes.add(task)
         task.add_done_callback(self._refreshes.discard)
+
+    async def _refresh(self, fixture_id: int) -> None:
+        try:
+            await refresh_cache(self._engine, self._redis, fixture_id)
+        except (DBAPIError, OSError) as error:
+            # The copy stays as it was; the reads notice it is behind and ask Postgres.
+            log.warning("read copy not refreshed", fixture_id=fixture_id, error=str(error))

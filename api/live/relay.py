@@ -16,19 +16,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import uuid
 from collections.abc import Callable
 
 import redis.asyncio as aioredis
 from pydantic import BaseModel, ValidationError
 from redis.exceptions import RedisError
+from sqlalchemy.engine import make_url
 
 from api.live.changes import LiveValue
 from scoreline.logging import get_logger
 
 log = get_logger(__name__)
 
-CHANNEL = "scoreline:live"
+CHANNEL_PREFIX = "scoreline:live"
 PENDING_LIMIT = 1000
 """Changes waiting to be published; beyond this the newest are not relayed (clients still get them)."""
 PUBLISH_TIMEOUT = 1.0
@@ -36,6 +38,18 @@ PUBLISH_TIMEOUT = 1.0
 RETRY_CAP = 5.0
 """Seconds; the longest wait between two attempts to re-subscribe."""
 _REDIS_ERRORS = (RedisError, OSError, TimeoutError)
+
+
+def relay_channel(database_url: str) -> str:
+    """The pub/sub channel of the API processes that share one Postgres database.
+
+    Redis pub/sub ignores the database number: two deployments (or two test runs) on one Redis
+    server would hear each other's changes on a fixed channel name. Changes belong to a Postgres
+    database, so its address names the channel.
+    """
+    url = make_url(database_url)
+    identity = f"{url.host}:{url.port}/{url.database}"
+    return f"{CHANNEL_PREFIX}:{hashlib.sha256(identity.encode()).hexdigest()[:16]}"
 
 
 class RelayMessage(BaseModel):
@@ -48,8 +62,9 @@ class RelayMessage(BaseModel):
 class RedisRelay:
     """Publishes what this process loaded; delivers what the others published. Owns `redis`."""
 
-    def __init__(self, redis: aioredis.Redis, deliver: Callable[[LiveValue], bool]) -> None:
+    def __init__(self, redis: aioredis.Redis, deliver: Callable[[LiveValue], bool], channel: str) -> None:
         self._redis = redis
+        self._channel = channel
         self._deliver = deliver
         self.origin = uuid.uuid4().hex
         self._pending: asyncio.Queue[str] = asyncio.Queue(PENDING_LIMIT)
@@ -84,7 +99,7 @@ class RedisRelay:
             message = await self._pending.get()
             try:
                 async with asyncio.timeout(PUBLISH_TIMEOUT):
-                    await self._redis.publish(CHANNEL, message)
+                    await self._redis.publish(self._channel, message)
             except _REDIS_ERRORS as error:
                 self._trouble("publish", error)
             else:
@@ -105,7 +120,7 @@ class RedisRelay:
 
     async def _listen(self) -> None:
         async with self._redis.pubsub(ignore_subscribe_messages=True) as pubsub:
-            await pubsub.subscribe(CHANNEL)
+            await pubsub.subscribe(self._channel)
             self.subscribed.set()
             self._recovered("subscribe")
             while True:

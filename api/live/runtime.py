@@ -17,7 +17,7 @@ from starlette.requests import HTTPConnection
 
 from api.live.changes import LiveValue, current_value, load_value
 from api.live.hub import LiveHub
-from api.live.relay import RedisRelay
+from api.live.relay import RedisRelay, relay_channel
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.outbox.listener import OutboxListener
 from scoreline.readmodel.queries import MAX_MATCHES_LIMIT
@@ -61,6 +61,7 @@ class LiveRuntime:
             relay = RedisRelay(
                 aioredis.Redis.from_url(settings.require_redis_url(), max_connections=RELAY_CONNECTIONS),
                 hub.deliver,
+                relay_channel(settings.require_database_url()),
             )
             hub.publish = relay.publish
             relay.start()

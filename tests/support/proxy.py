@@ -1,6 +1,6 @@
 """A TCP proxy a test can cut: "the database is down" for one process, without stopping Postgres.
 
-Stopping it closes the listening socket and every connection through it, so the client sees
+Cutting it closes the listening socket and aborts every connection through it, so the client sees
 exactly what a Postgres outage looks like (reset connections, then refused ones).
 """
 
@@ -17,6 +17,7 @@ class CuttableProxy:
         self.port = free_port()
         self._target = (target_host, target_port)
         self._server: asyncio.Server | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
         self._pipes: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
@@ -26,24 +27,29 @@ class CuttableProxy:
         """Refuse new connections and break the open ones."""
         if self._server is not None:
             self._server.close()
-            await self._server.wait_closed()
             self._server = None
+        for writer in self._writers:
+            writer.transport.abort()
+        self._writers.clear()
         for pipe in list(self._pipes):
             pipe.cancel()
         await asyncio.gather(*self._pipes, return_exceptions=True)
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.add(writer)
         try:
             upstream_reader, upstream_writer = await asyncio.open_connection(*self._target)
         except OSError:
-            writer.close()
+            writer.transport.abort()
             return
-        pipes = [
-            asyncio.create_task(_pump(reader, upstream_writer)),
-            asyncio.create_task(_pump(upstream_reader, writer)),
-        ]
-        self._pipes.update(pipes)
-        for pipe in pipes:
+        self._writers.add(upstream_writer)
+        if self._server is None:  # cut while this connection was being made
+            writer.transport.abort()
+            upstream_writer.transport.abort()
+            return
+        for source, sink in ((reader, upstream_writer), (upstream_reader, writer)):
+            pipe = asyncio.create_task(_pump(source, sink))
+            self._pipes.add(pipe)
             pipe.add_done_callback(self._pipes.discard)
 
 
