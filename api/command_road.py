@@ -5,7 +5,7 @@ A key the `command` table already holds is answered from there at once (duplicat
 run. Anything else goes to the match workflow's `submit` Update with update id = key, so a resend
 while the first is still in flight attaches to it instead of running twice. A workflow that is not
 running (a desk-only fixture before its first command, a match whose run has ended) is started by
-update-with-start. If the answer takes longer than `COMMAND_ANSWER_TIMEOUT`, the desk hears
+update-with-start; only then is the fixture row read (to start it, or to answer 404). If the answer takes longer than `COMMAND_ANSWER_TIMEOUT`, the desk hears
 `try_again` while the update keeps going.
 """
 
@@ -58,6 +58,10 @@ class WorkflowRefused(Exception):
         self.path = path
 
 
+class UnknownFixture(LookupError):
+    """No such fixture: nothing was sent to Temporal."""
+
+
 class NotAnswered(Exception):
     """No answer in time, or Temporal could not be reached: the desk should resend the same key."""
 
@@ -103,17 +107,20 @@ async def stored_answer(
 
 
 async def submit(
-    client: Client, settings: Settings, facts: FixtureFacts, request: CommandRequest
+    client: Client, settings: Settings, engine: AsyncEngine, fixture_id: int, request: CommandRequest
 ) -> CommandAnswer:
     """The workflow's answer to `request`.
 
     Raises:
+        UnknownFixture: the fixture does not exist (found out only when no workflow runs for it,
+            so the usual command costs no fixture lookup).
         NotAnswered: no answer within `COMMAND_ANSWER_TIMEOUT`, or Temporal is unreachable.
         WorkflowRefused: the update validator refused the command.
     """
     try:
         return await asyncio.wait_for(
-            _send(client, settings, facts, request), settings.command_answer_timeout.total_seconds()
+            _send(client, settings, engine, fixture_id, request),
+            settings.command_answer_timeout.total_seconds(),
         )
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError) as error:
         raise NotAnswered("no answer in time") from error
@@ -129,9 +136,9 @@ async def submit(
 
 
 async def _send(
-    client: Client, settings: Settings, facts: FixtureFacts, request: CommandRequest
+    client: Client, settings: Settings, engine: AsyncEngine, fixture_id: int, request: CommandRequest
 ) -> CommandAnswer:
-    workflow_id = f"match-{facts.id}"
+    workflow_id = f"match-{fixture_id}"
     try:
         return await client.get_workflow_handle_for(MatchWorkflow.run, workflow_id).execute_update(
             MatchWorkflow.submit, request, id=request.key
@@ -139,6 +146,9 @@ async def _send(
     except RPCError as error:
         if error.status is not RPCStatusCode.NOT_FOUND:
             raise
+    facts = await fixture_facts(engine, fixture_id)
+    if facts is None:
+        raise UnknownFixture(fixture_id)
     start = WithStartWorkflowOperation(
         MatchWorkflow.run,
         MatchInput(

@@ -1,4 +1,8 @@
-"""Route dependencies as `Annotated` aliases, so handlers declare what they use and nothing more."""
+"""Route dependencies as `Annotated` aliases, so handlers declare what they use and nothing more.
+
+They are `async def` on purpose: FastAPI runs a plain `def` dependency in its threadpool, a
+thread hop per dependency per request.
+"""
 
 from __future__ import annotations
 
@@ -13,25 +17,29 @@ from api.resources import Resources
 from scoreline.settings import Settings
 
 
-def _resources(request: Request) -> Resources:
+def _of(request: Request) -> Resources:
     resources: Resources = request.app.state.resources
     return resources
 
 
-def _engine(request: Request) -> AsyncEngine:
-    return _resources(request).engine
+async def _resources(request: Request) -> Resources:
+    return _of(request)
 
 
-def _redis(request: Request) -> aioredis.Redis:
-    return _resources(request).redis
+async def _engine(request: Request) -> AsyncEngine:
+    return _of(request).engine
 
 
-def _settings(request: Request) -> Settings:
-    return _resources(request).settings
+async def _redis(request: Request) -> aioredis.Redis:
+    return _of(request).redis
+
+
+async def _settings(request: Request) -> Settings:
+    return _of(request).settings
 
 
 async def _temporal(request: Request) -> Client:
-    return await _resources(request).temporal()
+    return await _of(request).temporal()
 
 
 ResourcesDep = Annotated[Resources, Depends(_resources)]

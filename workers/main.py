@@ -57,7 +57,7 @@ class WorkerDependencies:
 @asynccontextmanager
 async def worker_dependencies(settings: Settings) -> AsyncIterator[WorkerDependencies]:
     async with AsyncExitStack() as stack:
-        engine = create_engine(settings.require_database_url())
+        engine = create_engine(settings.require_database_url(), pre_ping=False)
         stack.push_async_callback(engine.dispose)
         redis = shared_redis(settings.require_redis_url())
         stack.push_async_callback(redis.aclose)

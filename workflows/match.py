@@ -109,6 +109,8 @@ class MatchInput(BaseModel):
     """Who owns the score when the run starts (the book's mode wins once it is open)."""
     book: DeskBook | None = None
     live_activities_started: bool = False
+    pending_pushes: tuple[PushInput, ...] = ()
+    """Pushes queued but not sent when the previous run continued as new; sent first."""
 
 
 class MatchOutcome(BaseModel):
@@ -132,8 +134,9 @@ class MatchWorkflow:
         self._book = start.book
         self._commands = asyncio.Lock()
         self._started = start.live_activities_started
-        self._pending_pushes: list[PushInput] = []
+        self._pending_pushes: list[PushInput] = list(start.pending_pushes)
         self._pusher: asyncio.Task[None] | None = None
+        self._draining = False
         self._pushes_patched: bool | None = None
 
     def _scoring(self) -> Mode:
@@ -195,8 +198,14 @@ class MatchWorkflow:
             )
             before = self._progress
             self._adopt(decision.after if ours and decision.commit.seq else book.moved_to(result.last_seq))
-            if ours and decision.commit.seq is not None and decision.commit.board is not None:
-                board = decision.commit.board
+            board = decision.commit.board
+            shown = (before.state, before.home, before.away)
+            if (
+                ours
+                and decision.commit.seq is not None
+                and board is not None
+                and (decision.moments or shown != (board.state, board.home, board.away))
+            ):
                 self._after_change(
                     before,
                     IngestSummary(
@@ -239,14 +248,18 @@ class MatchWorkflow:
     @workflow.run
     async def run(self, start: MatchInput) -> MatchOutcome:
         options = start.options
+        if self._pending_pushes:
+            self._pusher = asyncio.create_task(self._send_pushes())
         kickoff = start.kickoff
         postponed_since = start.postponed_since
         workflow.logger.info("match workflow started", extra={"fixture_id": start.fixture_id})
 
         while self._progress.state not in OVER_STATES:
             if workflow.info().is_continue_as_new_suggested():
+                # The push in flight finishes here; the queued ones go to the next run.
+                self._draining = True
                 await workflow.wait_condition(
-                    lambda: workflow.all_handlers_finished() and self._pushes_done()
+                    lambda: workflow.all_handlers_finished() and (self._pusher is None or self._pusher.done())
                 )
                 workflow.continue_as_new(
                     MatchInput(
@@ -259,6 +272,7 @@ class MatchWorkflow:
                         mode=self._scoring(),
                         book=self._book,
                         live_activities_started=self._started,
+                        pending_pushes=tuple(self._pending_pushes),
                     )
                 )
             if self._scoring() == "desk" or self._source == "desk":
@@ -401,7 +415,7 @@ class MatchWorkflow:
             self._pusher = asyncio.create_task(self._send_pushes())
 
     async def _send_pushes(self) -> None:
-        while self._pending_pushes:
+        while self._pending_pushes and not self._draining:
             push = self._pending_pushes.pop(0)
             try:
                 await workflow.execute_activity(

@@ -18,8 +18,8 @@ from activities.commands.store import CommandStore
 from api.auth import SenderDep, require_fixture
 from api.command_road import (
     NotAnswered,
+    UnknownFixture,
     WorkflowRefused,
-    fixture_facts,
     payload_hash,
     stored_answer,
     submit,
@@ -64,13 +64,6 @@ async def send_command(
         parse_command(body.code, body.input)
     except CommandShapeError as error:
         raise _shape_error(error.path, error.message) from None
-    try:
-        facts = await fixture_facts(engine, fixture_id)
-    except (DBAPIError, OSError) as error:
-        log.warning("command not taken: database unavailable", fixture_id=fixture_id, error=str(error))
-        return _try_again("the database is unavailable; send the same command again")
-    if facts is None:
-        raise ApiError(404, "not_found", f"fixture {fixture_id} does not exist")
     request = CommandRequest(
         key=body.key,
         code=body.code,
@@ -84,7 +77,9 @@ async def send_command(
     try:
         answer = await stored_answer(CommandStore(engine), fixture_id, request)
         if answer is None:
-            answer = await submit(temporal, settings, facts, request)
+            answer = await submit(temporal, settings, engine, fixture_id, request)
+    except UnknownFixture:
+        raise ApiError(404, "not_found", f"fixture {fixture_id} does not exist") from None
     except WorkflowRefused as error:
         raise _shape_error(error.path or "input", error.message) from None
     except (NotAnswered, DBAPIError, OSError) as error:

@@ -7,11 +7,17 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from scoreline.db.urls import sqlalchemy_url
 
 
-def create_engine(database_url: str, *, pool_size: int = 10) -> AsyncEngine:
-    """An asyncpg-backed engine; `pool_pre_ping` survives a Postgres restart under `scoreline dev`."""
+def create_engine(database_url: str, *, pool_size: int = 10, pre_ping: bool = True) -> AsyncEngine:
+    """An asyncpg-backed engine.
+
+    `pre_ping` checks each connection before use, so a request after a Postgres restart does not
+    fail; it costs round trips on every checkout. The worker turns it off: every database call
+    there runs in a retried activity (or a loop that retries), and the first failure after a
+    restart invalidates the whole pool, so the retry gets a fresh connection.
+    """
     return create_async_engine(
         sqlalchemy_url(database_url),
         pool_size=pool_size,
         max_overflow=pool_size,
-        pool_pre_ping=True,
+        pool_pre_ping=pre_ping,
     )
