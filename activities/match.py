@@ -129,9 +129,9 @@ class _Watch:
         # A watch restarted after a material change saw the fixture a moment ago: its first full
         # fetch is one reconcile interval away. One resumed after a crash, or the very first one of
         # a match, may have missed something: it fetches the whole fixture at once.
-        fresh = self.resumed_from is None and activity.info().attempt == 1 and watch.progress.version > 0
+        self.fresh = self.resumed_from is None and activity.info().attempt == 1 and watch.progress.version > 0
         self.next_reconcile = self.started + (
-            polling.reconcile.total_seconds() if fresh and polling.reconcile else 0
+            polling.reconcile.total_seconds() if self.fresh and polling.reconcile else 0
         )
 
     async def run(self) -> WatchResult:
@@ -142,11 +142,18 @@ class _Watch:
             resumed_from=self.resumed_from,
             attempt=activity.info().attempt,
         )
+        # A fresh watch's first poll waits one interval: polled at once it would read the very live
+        # board the last watch just ingested (it is shared for an interval), and a pending miss
+        # would count that same response as its second listing.
+        wait_first = self.fresh
         while True:
             interval = self._interval()
             if interval is None:
                 log.info("polling is off; handing back to the workflow", fixture_id=self.watch.fixture_id)
                 return WatchResult(reason="polling_off", progress=self.known)
+            if wait_first:
+                wait_first = False
+                await asyncio.sleep(interval.total_seconds())
             result = await self._poll_with_heartbeats()
             if result is not None:
                 return result

@@ -111,6 +111,7 @@ class MatchInput(BaseModel):
     live_activities_started: bool = False
     pending_pushes: tuple[PushInput, ...] = ()
     """Pushes queued but not sent when the previous run continued as new; sent first."""
+    last_push_timestamp: int = 0
 
 
 class MatchOutcome(BaseModel):
@@ -137,6 +138,7 @@ class MatchWorkflow:
         self._pending_pushes: list[PushInput] = list(start.pending_pushes)
         self._pusher: asyncio.Task[None] | None = None
         self._draining = False
+        self._last_push_timestamp = start.last_push_timestamp
         self._pushes_patched: bool | None = None
 
     def _scoring(self) -> Mode:
@@ -273,6 +275,7 @@ class MatchWorkflow:
                         book=self._book,
                         live_activities_started=self._started,
                         pending_pushes=tuple(self._pending_pushes),
+                        last_push_timestamp=self._last_push_timestamp,
                     )
                 )
             if self._scoring() == "desk" or self._source == "desk":
@@ -408,6 +411,11 @@ class MatchWorkflow:
             self._pushes_patched = workflow.patched(PUSHES_PATCH)
         if not self._pushes_patched:
             return
+        # `aps.timestamp` is in whole seconds and a device keeps the newest: two changes in one
+        # second must still be ordered, so each push is stamped at least a second after the last.
+        stamp = max(push.timestamp, self._last_push_timestamp + 1)
+        self._last_push_timestamp = stamp
+        push = push.model_copy(update={"timestamp": stamp})
         if push.routine:
             self._pending_pushes = [pending for pending in self._pending_pushes if not pending.routine]
         self._pending_pushes.append(push)

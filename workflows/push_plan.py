@@ -63,7 +63,11 @@ def parse_moment(text: str, minute: int | None = None) -> KeyMoment:
 
 def update_push(fixture_id: int, previous: MatchProgress, summary: IngestSummary, at: datetime) -> PushInput:
     """The `update` push for one material change; `event_key` is the new scoreboard version."""
-    paced = pace(previous.state.value, summary.state.value, summary.key_moments, summary.minute)
+    moments = summary.key_moments
+    if summary.home < previous.home or summary.away < previous.away:
+        # A score that goes down is a correction even before the provider's retraction arrives.
+        moments = (*moments, RETRACTION)
+    paced = pace(previous.state.value, summary.state.value, moments, summary.minute)
     return PushInput(
         fixture_id=fixture_id,
         event_key=f"v{summary.version}",
