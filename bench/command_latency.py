@@ -34,7 +34,7 @@ this process and the whole machine; the Temporal frontend's own latency per oper
 
 Where the time goes: both children are instrumented from this file (nothing in production code
 changes): in the API, an outer ASGI wrapper times each command request, wrappers time
-`fixture_facts`, `stored_answer` and `submit` (the Update); in the worker, `CommandStore.commit` (the
+`fixture_facts` (read only when no workflow runs), `stored_answer` and `submit` (the Update); in the worker, `CommandStore.commit` (the
 commit local activity's transaction) is timed; in both, SQLAlchemy's asyncpg adapter is wrapped to
 time pool checkouts, the pre-ping (`BEGIN; SELECT; ROLLBACK` on a checkout), `BEGIN`, each statement,
 `COMMIT` and `ROLLBACK`. The workflow task that answers each Update is read from the history of the
@@ -209,7 +209,7 @@ WHAT_IFS = {
     "no-pre-ping": "engines without `pool_pre_ping` (API and worker)",
     "no-refresh": "the commit does not refresh the read-model cache in Redis afterwards (worker)",
     "no-feeds": "the worker runs no feed builder",
-    "no-api-reads": "the API skips `stored_answer` and caches `fixture_facts` per fixture",
+    "no-api-reads": "the API skips `stored_answer`",
     "quiet-logs": "both children log at `warning` instead of `info`",
 }
 """Experiments (`--what-if`): each removes one cost from the road, to measure what it is worth."""
@@ -228,7 +228,7 @@ def apply_what_ifs(role: str) -> None:
         import scoreline.db.engine as engine_module
         from scoreline.db.urls import sqlalchemy_url
 
-        def create_engine(database_url: str, *, pool_size: int = 10) -> AsyncEngine:
+        def create_engine(database_url: str, *, pool_size: int = 10, pre_ping: bool = False) -> AsyncEngine:
             return create_async_engine(
                 sqlalchemy_url(database_url), pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=False
             )
@@ -257,31 +257,28 @@ def apply_what_ifs(role: str) -> None:
         import api.routes.commands
 
         routes: Any = api.routes.commands
-        facts_of = routes.fixture_facts
-        known: dict[int, Any] = {}
-
-        async def cached_facts(engine: Any, fixture_id: int) -> Any:
-            if fixture_id not in known:
-                known[fixture_id] = await facts_of(engine, fixture_id)
-            return known[fixture_id]
 
         async def no_stored_answer(*_: Any) -> None:
             return None
 
-        routes.fixture_facts = cached_facts
         routes.stored_answer = no_stored_answer
 
 
 def serve_api(port: int) -> None:
     """The API child: `scoreline api` (settings from the environment), with the probes installed."""
     import api.app as app_module
+    import api.command_road as road
     import api.routes.commands as routes
     from scoreline.cli.services import api
 
     apply_what_ifs("api")
     install_db_probes()
-    for name, label in (("fixture_facts", "facts"), ("stored_answer", "stored"), ("submit", "submit")):
-        setattr(routes, name, _timed_async(label, getattr(routes, name)))
+    for module, name, label in (
+        (road, "fixture_facts", "facts"),
+        (routes, "stored_answer", "stored"),
+        (routes, "submit", "submit"),
+    ):
+        setattr(module, name, _timed_async(label, getattr(module, name)))
     create_app = app_module.create_app
 
     def instrumented(settings: Any) -> Any:
@@ -1071,7 +1068,7 @@ def stages_table(run: Run, levels: Sequence[int]) -> str:
 
     row("desk: HTTP round trip (client)", lambda p: p.latencies)
     row("· API app, whole request (outer ASGI wrapper)", lambda p: _values(p.api, "total"))
-    row("· · `fixture_facts` (DB read)", lambda p: _values(p.api, "facts"))
+    row("· · `fixture_facts` (DB read, only when no workflow runs)", lambda p: _values(p.api, "facts"))
     row("· · `stored_answer` (DB read of the key)", lambda p: _values(p.api, "stored"))
     row("· · `submit`: the Update round trip", lambda p: _values(p.api, "submit"))
     row(

@@ -28,7 +28,11 @@ class TrivialUpdateWorkflow:
 
     @workflow.run
     async def run(self) -> None:
-        await workflow.wait_condition(lambda: self._stopped)
+        # Like MatchWorkflow, continue as new when Temporal suggests it (a run takes 2,000 Updates).
+        await workflow.wait_condition(lambda: self._stopped or workflow.info().is_continue_as_new_suggested())
+        if not self._stopped:
+            await workflow.wait_condition(workflow.all_handlers_finished)
+            workflow.continue_as_new()
 
     @workflow.update
     async def bare(self, value: int) -> int:
