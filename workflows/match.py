@@ -218,6 +218,7 @@ class MatchWorkflow:
                         state=board.state,
                         home=board.home,
                         away=board.away,
+                        minute=decision.commit.minute,
                         key_moments=decision.moments,
                     ),
                 )
