@@ -13,6 +13,7 @@ from fastapi import APIRouter, Path
 from fastapi.responses import JSONResponse
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue
 from sqlalchemy.exc import DBAPIError
+from temporalio.client import Client
 
 from activities.commands.store import CommandStore
 from api.auth import SenderDep, require_fixture
@@ -24,8 +25,9 @@ from api.command_road import (
     stored_answer,
     submit,
 )
-from api.deps import EngineDep, SettingsDep, TemporalDep
+from api.deps import EngineDep, ResourcesDep, SettingsDep
 from api.errors import ApiError
+from api.resources import Resources
 from scoreline.logging import get_logger
 from workflows.command_types import CommandAnswer, CommandKey, CommandRequest, Outcome, Reason
 from workflows.rules import CommandShapeError, parse_command
@@ -57,7 +59,7 @@ async def send_command(
     sender: SenderDep,
     engine: EngineDep,
     settings: SettingsDep,
-    temporal: TemporalDep,
+    resources: ResourcesDep,
 ) -> JSONResponse:
     require_fixture(sender, fixture_id)
     try:
@@ -77,7 +79,7 @@ async def send_command(
     try:
         answer = await stored_answer(CommandStore(engine), fixture_id, request)
         if answer is None:
-            answer = await submit(temporal, settings, engine, fixture_id, request)
+            answer = await submit(await _temporal(resources), settings, engine, fixture_id, request)
     except UnknownFixture:
         raise ApiError(404, "not_found", f"fixture {fixture_id} does not exist") from None
     except WorkflowRefused as error:
@@ -89,6 +91,14 @@ async def send_command(
     if answer.outcome is Outcome.TRY_AGAIN:
         return _respond_try_again(answer)
     return JSONResponse(answer.body())
+
+
+async def _temporal(resources: Resources) -> Client:
+    """Connected here rather than as a dependency: Temporal being down is `try_again`, not a 500."""
+    try:
+        return await resources.temporal()
+    except RuntimeError as error:  # the SDK's "Failed client connect"
+        raise NotAnswered(f"Temporal unreachable: {error}") from error
 
 
 def _try_again(message: str) -> JSONResponse:

@@ -236,3 +236,20 @@ async def _healthy(http: httpx.AsyncClient) -> bool:
 
 async def _stored(road: Road, key: str) -> bool:
     return bool(await road.rows("SELECT 1 FROM command WHERE command_id = $1", key))
+
+
+async def test_temporal_unreachable_is_try_again_and_writes_nothing(
+    settings: Settings, database_url: str
+) -> None:
+    await spread_fixture_ids(database_url)
+    nowhere = road_settings(settings, temporal_address=f"127.0.0.1:{free_port()}")
+    async with running_api(nowhere, database_url) as road:
+        fixture_id = await road.fixture()
+        token = await road.desk(fixture_id)
+
+        response = await road.send(token, fixture_id, "football.period_start", {"period": "1H"})
+
+    assert response.status_code == 503
+    assert response.headers["retry-after"] == "1"
+    assert response.json()["outcome"] == "try_again"
+    assert await road.rows("SELECT 1 FROM command WHERE fixture_id = $1", fixture_id) == []
