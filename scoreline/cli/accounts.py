@@ -7,16 +7,12 @@ the token is the last line of the output either way. A token is shown once: only
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from scoreline.accounts.fixtures import FixtureDraft, create_fixture
 from scoreline.accounts.store import (
@@ -26,8 +22,7 @@ from scoreline.accounts.store import (
     revoke_desk,
     revoke_operator,
 )
-from scoreline.cli.common import DataDirOption, prepare
-from scoreline.db.engine import create_engine
+from scoreline.cli.common import DataDirOption, fail, with_database
 from workflows.rules import Mode, Sport
 
 desks_app = typer.Typer(
@@ -38,10 +33,8 @@ operators_app = typer.Typer(
 )
 fixtures_app = typer.Typer(help="Fixtures no provider knows, scored by desks.", no_args_is_help=True)
 
-EXIT_FAILED = 1
 TOKEN_HINT = "token shown once; store it now (only its hash is kept)"
 
-T = TypeVar("T")
 NameArgument = Annotated[str, typer.Argument(help="The account's unique name.", show_default=False)]
 
 
@@ -62,7 +55,7 @@ def desks_create(
 ) -> None:
     """Create a desk for the given fixtures and print its bearer token (last line)."""
     ids = _fixture_ids(fixtures)
-    desk, token = _with_engine(data_dir, lambda engine: create_desk(engine, name, ids))
+    desk, token = with_database(data_dir, lambda engine: create_desk(engine, name, ids), AccountError)
     scope = ", ".join(str(i) for i in sorted(desk.fixtures))
     typer.echo(f"desk {desk.name!r} (id {desk.id}) may score fixtures {scope}", err=True)
     typer.echo(TOKEN_HINT, err=True)
@@ -72,14 +65,14 @@ def desks_create(
 @desks_app.command("revoke")
 def desks_revoke(name: NameArgument, data_dir: DataDirOption = None) -> None:
     """Revoke a desk's token (API processes forget it within a few seconds)."""
-    desk = _with_engine(data_dir, lambda engine: revoke_desk(engine, name))
+    desk = with_database(data_dir, lambda engine: revoke_desk(engine, name), AccountError)
     typer.echo(f"desk {desk.name!r} (id {desk.id}) revoked: its token no longer authenticates")
 
 
 @operators_app.command("create")
 def operators_create(name: NameArgument, data_dir: DataDirOption = None) -> None:
     """Create an operator and print its bearer token (last line)."""
-    operator, token = _with_engine(data_dir, lambda engine: create_operator(engine, name))
+    operator, token = with_database(data_dir, lambda engine: create_operator(engine, name), AccountError)
     typer.echo(f"operator {operator.name!r} (id {operator.id}) created", err=True)
     typer.echo(TOKEN_HINT, err=True)
     typer.echo(token)
@@ -88,7 +81,7 @@ def operators_create(name: NameArgument, data_dir: DataDirOption = None) -> None
 @operators_app.command("revoke")
 def operators_revoke(name: NameArgument, data_dir: DataDirOption = None) -> None:
     """Revoke an operator's token (API processes forget it within a few seconds)."""
-    operator = _with_engine(data_dir, lambda engine: revoke_operator(engine, name))
+    operator = with_database(data_dir, lambda engine: revoke_operator(engine, name), AccountError)
     typer.echo(f"operator {operator.name!r} (id {operator.id}) revoked: its token no longer authenticates")
 
 
@@ -128,33 +121,10 @@ def fixtures_create(
     try:
         draft = FixtureDraft.model_validate(payload)
     except ValidationError as error:
-        _fail(*(f"{'.'.join(str(p) for p in e['loc']) or 'fixture'}: {e['msg']}" for e in error.errors()))
-    fixture_id = _with_engine(data_dir, lambda engine: create_fixture(engine, draft))
+        fail(*(f"{'.'.join(str(p) for p in e['loc']) or 'fixture'}: {e['msg']}" for e in error.errors()))
+    fixture_id = with_database(data_dir, lambda engine: create_fixture(engine, draft), AccountError)
     typer.echo(f"fixture {draft.title!r} ({draft.sport}, {draft.mode}-scored) created", err=True)
     typer.echo(fixture_id)
-
-
-def _with_engine(data_dir: Path | None, work: Callable[[AsyncEngine], Coroutine[Any, Any, T]]) -> T:
-    """Run `work` against DATABASE_URL; an account error or an unusable database ends the command."""
-    settings = prepare(data_dir)
-    try:
-        database_url = settings.require_database_url()
-    except RuntimeError as error:
-        _fail(str(error))
-
-    async def run() -> T:
-        engine = create_engine(database_url, pool_size=1)
-        try:
-            return await work(engine)
-        finally:
-            await engine.dispose()
-
-    try:
-        return asyncio.run(run())
-    except AccountError as error:
-        _fail(str(error))
-    except (OSError, SQLAlchemyError) as error:
-        _fail(f"cannot use the database: {type(error).__name__}: {error}")
 
 
 def _fixture_ids(text: str) -> list[int]:
@@ -173,13 +143,7 @@ def _squads_file(path: Path) -> dict[str, Any]:
     try:
         content = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
-        _fail(f"cannot read a JSON document from {path}: {error}")
+        fail(f"cannot read a JSON document from {path}: {error}")
     if not isinstance(content, dict) or not set(content) <= {"home", "away"}:
-        _fail(f'{path}: expected {{"home": [players], "away": [players]}}')
+        fail(f'{path}: expected {{"home": [players], "away": [players]}}')
     return content
-
-
-def _fail(*lines: str) -> NoReturn:
-    for line in lines:
-        typer.echo(f"error: {line}", err=True)
-    raise typer.Exit(EXIT_FAILED)
