@@ -18,11 +18,13 @@ from typing import Any
 import asyncpg
 import pytest
 import redis.asyncio as aioredis
+from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from scoreline.db import migrate
+from scoreline.db.engine import create_engine
 from scoreline.db.urls import asyncpg_dsn, with_database
 from scoreline.devstack.embedded import temporal_cli_path
 from scoreline.settings import Settings
@@ -166,3 +168,23 @@ def settings(database_url: str, redis_url: str, temporal_client: Client, task_qu
         temporal_task_queue=task_queue,
         log_format="json",
     )
+
+
+@pytest.fixture
+async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
+    """An engine on this test's database, for tests that write or read rows through the app's code."""
+    engine = create_engine(database_url, pool_size=4)
+    try:
+        yield engine
+    finally:
+        await engine.dispose()
+
+
+@pytest.fixture
+async def redis(redis_url: str) -> AsyncIterator[aioredis.Redis]:
+    """A client on this test's Redis database."""
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        yield client
+    finally:
+        await client.aclose()

@@ -13,22 +13,12 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.app import create_app
-from scoreline.db.engine import create_engine
 from scoreline.db.tables import fixture
 from scoreline.settings import Settings
 from tests.support.http import serve
 
 PROVIDER_FIXTURE = 81000001
 OTHER_PROVIDER_FIXTURE = 81000002
-
-
-@pytest.fixture
-async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = create_engine(database_url, pool_size=2)
-    try:
-        yield engine
-    finally:
-        await engine.dispose()
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ import redis.asyncio as aioredis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.app import create_app
-from scoreline.db.engine import create_engine
 from scoreline.feeds.builder import FeedBuilder
 from scoreline.feeds.partners import create_partner
 from scoreline.settings import Settings
@@ -27,24 +26,6 @@ from tests.support.http import serve
 @pytest.fixture
 def feed_settings(database_url: str, redis_url: str) -> Settings:
     return Settings(database_url=database_url, redis_url=redis_url, log_format="json")
-
-
-@pytest.fixture
-async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = create_engine(database_url, pool_size=3)
-    try:
-        yield engine
-    finally:
-        await engine.dispose()
-
-
-@pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[aioredis.Redis]:
-    client = aioredis.Redis.from_url(redis_url)
-    try:
-        yield client
-    finally:
-        await client.aclose()
 
 
 @dataclass(frozen=True)

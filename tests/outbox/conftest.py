@@ -2,22 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
-from sqlalchemy.ext.asyncio import AsyncEngine
 
-from scoreline.db.engine import create_engine
 from scoreline.db.urls import asyncpg_dsn
-
-
-@pytest.fixture
-async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = create_engine(database_url, pool_size=4)
-    try:
-        yield engine
-    finally:
-        await engine.dispose()
 
 
 @pytest.fixture

@@ -13,12 +13,10 @@ from datetime import timedelta
 import asyncpg
 import pytest
 import pytest_asyncio
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from activities.push.apns import ApnsClient, ApnsConfig
 from activities.push.delivery import SendPolicy
 from activities.push.fanout import FanoutConfig
-from scoreline.db.engine import create_engine
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.settings import Settings
 from tests.push.simulator import PushSim, running_push_sim
@@ -69,15 +67,6 @@ async def apns_client(push_settings: Settings) -> AsyncIterator[ApnsClient]:
         yield client
     finally:
         await client.aclose()
-
-
-@pytest_asyncio.fixture
-async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = create_engine(database_url, pool_size=4)
-    try:
-        yield engine
-    finally:
-        await engine.dispose()
 
 
 @pytest_asyncio.fixture

@@ -9,11 +9,9 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-import redis.asyncio as aioredis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.app import create_app
-from scoreline.db.engine import create_engine
 from scoreline.settings import Settings
 from tests.readmodel.rows import MatchLog
 from tests.support.http import serve
@@ -22,24 +20,6 @@ from tests.support.http import serve
 @pytest.fixture
 def read_settings(database_url: str, redis_url: str) -> Settings:
     return Settings(database_url=database_url, redis_url=redis_url, log_format="json")
-
-
-@pytest.fixture
-async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = create_engine(database_url, pool_size=2)
-    try:
-        yield engine
-    finally:
-        await engine.dispose()
-
-
-@pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[aioredis.Redis]:
-    client = aioredis.Redis.from_url(redis_url)
-    try:
-        yield client
-    finally:
-        await client.aclose()
 
 
 @pytest.fixture

@@ -11,10 +11,8 @@ from datetime import timedelta
 
 import pytest
 from fastapi import FastAPI
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.app import create_app
-from scoreline.db.engine import create_engine
 from scoreline.settings import Settings
 from tests.support.http import serve
 
@@ -27,15 +25,6 @@ def live_settings(database_url: str, redis_url: str) -> Settings:
         log_format="json",
         live_keepalive_interval=timedelta(seconds=0.3),
     )
-
-
-@pytest.fixture
-async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = create_engine(database_url, pool_size=4)
-    try:
-        yield engine
-    finally:
-        await engine.dispose()
 
 
 @pytest.fixture
