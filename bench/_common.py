@@ -389,17 +389,21 @@ class CpuMeter:
         return used
 
 
-def thread_cpu() -> dict[str, float]:
-    """This process's CPU seconds by thread group.
+def thread_cpu(pid: int | None = None) -> dict[str, float]:
+    """CPU seconds by thread group of this process, or of process `pid` (empty groups if it is gone).
 
     `event loop`: the main thread (activities, client, ingest); `workflows`: the Temporal SDK's
     workflow-activation thread (sandboxed workflow code); `temporal core`: the SDK's Rust threads
     (`tokio-*`, `temporal-*`: gRPC, heartbeats, task polling); `executor`: the other Python threads
     (the asyncio executor: large JSON bodies, the live board's normalisation).
     """
-    pid = os.getpid()
+    pid = pid or os.getpid()
     groups = {"event loop": 0.0, "workflows": 0.0, "temporal core": 0.0, "executor": 0.0}
-    for thread in psutil.Process().threads():
+    try:
+        threads = psutil.Process(pid).threads()
+    except psutil.Error:
+        return groups
+    for thread in threads:
         try:
             name = Path(f"/proc/{pid}/task/{thread.id}/comm").read_text().strip()
         except OSError:

@@ -65,7 +65,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import httpx
-import psutil
 
 from bench._common import (
     append_section,
@@ -82,6 +81,7 @@ from bench._common import (
     process_cpu,
     redis_cpu,
     temporal_server,
+    thread_cpu,
     wait_until_quiet,
 )
 from scoreline.devstack.ports import free_port
@@ -627,30 +627,6 @@ class Roles:
     metrics_url: str
 
 
-def worker_threads(pid: int) -> dict[str, float]:
-    """CPU seconds of another process's threads, grouped as `bench._common.thread_cpu` groups them."""
-    groups = {"event loop": 0.0, "workflows": 0.0, "temporal core": 0.0, "other": 0.0}
-    try:
-        threads = psutil.Process(pid).threads()
-    except psutil.Error:
-        return groups
-    for thread in threads:
-        try:
-            name = Path(f"/proc/{pid}/task/{thread.id}/comm").read_text().strip()
-        except OSError:
-            name = ""
-        if thread.id == pid:
-            group = "event loop"
-        elif name.startswith("workflow"):
-            group = "workflows"
-        elif name.startswith(("tokio", "temporal")):
-            group = "temporal core"
-        else:
-            group = "other"
-        groups[group] += thread.user_time + thread.system_time
-    return groups
-
-
 async def server_latency(metrics_url: str) -> dict[str, tuple[float, float]]:
     """The Temporal frontend's `service_latency` (sum seconds, count) by operation."""
     try:
@@ -707,7 +683,7 @@ async def snapshot(roles: Roles) -> Snapshot:
         cpu={role: process_cpu(pids) for role, pids in roles.pids.items()},
         redis=await redis_cpu(roles.redis_url),
         machine=machine_busy(),
-        threads=worker_threads(roles.pids["worker"][0]),
+        threads=thread_cpu(roles.pids["worker"][0]),
         server=await server_latency(roles.metrics_url),
     )
 
