@@ -31,6 +31,8 @@ LastEventId = Annotated[
 ]
 MatchesFilter = Annotated[Literal["live"], Query(description="Which matches: `live` is every live match.")]
 
+# The stream routes name their status: FastAPI reads it from the response class's `status_code`
+# parameter otherwise, which `EventStreamResponse` does not take, and /openapi.json would not build.
 _EVENT_STREAM: dict[int | str, dict[str, Any]] = {
     200: {"content": {"text/event-stream": {}}, "description": "`event: value` messages."},
 }
@@ -39,6 +41,7 @@ _EVENT_STREAM: dict[int | str, dict[str, Any]] = {
 @router.get(
     "/v1/matches/{fixture_id}/stream",
     response_class=EventStreamResponse,
+    status_code=200,
     responses={**_EVENT_STREAM, 404: {"description": "No such match."}},
 )
 async def match_changes(
@@ -60,7 +63,7 @@ async def match_changes(
     return EventStreamResponse(events, on_close=lambda: hub.leave(subscriber))
 
 
-@router.get("/v1/stream", response_class=EventStreamResponse, responses=_EVENT_STREAM)
+@router.get("/v1/stream", response_class=EventStreamResponse, status_code=200, responses=_EVENT_STREAM)
 async def live_changes(matches: MatchesFilter, live: LiveDep) -> EventStreamResponse:
     """Every live match's current value, then every change of a live match (no `id`)."""
     hub = live.hub
