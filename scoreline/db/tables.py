@@ -99,10 +99,21 @@ fixture = Table(
         JSONB,
         comment="{home|away: [{id, name, shirt_number, starting}]} for desk-scored fixtures",
     ),
+    Column(
+        "effects_purged_at",
+        DateTime(timezone=True),
+        comment="when retention deleted this match's effect_log: nothing is pushed for it again",
+    ),
     CheckConstraint("source IN ('provider', 'desk')", name="source"),
     CheckConstraint("scoring_mode IN ('provider', 'desk')", name="scoring_mode"),
 )
 Index("ix_fixture_state_starting_at", fixture.c.state, fixture.c.starting_at)
+Index(
+    "ix_fixture_updated_at_effects_unpurged",
+    fixture.c.updated_at,
+    postgresql_where=fixture.c.effects_purged_at.is_(None),
+)
+"""Over matches whose effect log retention has yet to delete (`activities.retention`)."""
 
 match_event = Table(
     "match_event",
@@ -149,6 +160,7 @@ command = Table(
     CheckConstraint("outcome IN ('accepted', 'refused', 'conflict')", name="outcome"),
 )
 Index("ix_command_fixture_id", command.c.fixture_id)
+Index("ix_command_created_at", command.c.created_at)
 
 timeline_item = Table(
     "timeline_item",
@@ -164,7 +176,11 @@ timeline_item = Table(
     ),
     Column("origin", Text, nullable=False, comment="provider | desk"),
     Column("match_event_id", BigInteger, ForeignKey("match_event.id", ondelete="CASCADE")),
-    Column("command_id", Text, ForeignKey("command.command_id", ondelete="CASCADE")),
+    Column(
+        "command_id",
+        Text,
+        comment="the desk command's key; no foreign key: the command row is deleted after its retention age",
+    ),
     Column("target_seq", BigInteger, comment="the entry an amendment, retraction or undo refers to"),
     Column("minute", SmallInteger),
     Column("extra_minute", SmallInteger),
@@ -206,6 +222,7 @@ effect_log = Table(
     _created_at(),
     UniqueConstraint("fixture_id", "event_key", "effect", "target"),
 )
+Index("ix_effect_log_fixture_id_created_at", effect_log.c.fixture_id, effect_log.c.created_at)
 
 domain_event = Table(
     "domain_event",
@@ -227,6 +244,7 @@ domain_event = Table(
 )
 
 Index("ix_domain_event_xid_id", domain_event.c.xid, domain_event.c.id)
+Index("ix_domain_event_created_at", domain_event.c.created_at)
 
 device = Table(
     "device",
@@ -289,6 +307,7 @@ published_document = Table(
     _created_at(),
     PrimaryKeyConstraint("doc_key", "version"),
 )
+Index("ix_published_document_created_at", published_document.c.created_at)
 
 partner = Table(
     "partner",
@@ -359,3 +378,4 @@ push_attempt = Table(
 """Every request to APNs (and every failure to make one), for support: who got what, when, and why not."""
 Index("ix_push_attempt_device_id_created_at", push_attempt.c.device_id, push_attempt.c.created_at)
 Index("ix_push_attempt_fixture_id_event_key", push_attempt.c.fixture_id, push_attempt.c.event_key)
+Index("ix_push_attempt_created_at", push_attempt.c.created_at)
