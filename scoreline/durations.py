@@ -1,4 +1,4 @@
-"""Duration strings used by every interval setting (`"2.5s"`, `"500ms"`, `"1m"`, `"off"`).
+"""Duration strings used by every interval setting (`"2.5s"`, `"500ms"`, `"1m"`, `"7d"`, `"off"`).
 
 Intervals are written by operators in env files and compose files, where a bare number is ambiguous
 (seconds? milliseconds?). A unit is therefore required, and `off` is the documented kill switch.
@@ -12,8 +12,9 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, PlainSerializer
 
-_UNITS: dict[str, float] = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-_PATTERN = re.compile(r"^\s*(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|m|h)\s*$")
+_UNITS: dict[str, float] = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+# Days exist for retention ages (`RETENTION_*_AGE=30d`), where hours would be noise.
+_PATTERN = re.compile(r"^\s*(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|m|h|d)\s*$")
 OFF_WORDS = frozenset({"off", "disabled", "none"})
 
 
@@ -31,7 +32,7 @@ def parse_duration(text: str | float | timedelta | None) -> timedelta | None:
         return None
     match = _PATTERN.match(text)
     if match is None:
-        raise DurationError(f"duration {text!r} is not like '2.5s', '500ms', '1m', '1h' or 'off'")
+        raise DurationError(f"duration {text!r} is not like '2.5s', '500ms', '1m', '1h', '7d' or 'off'")
     seconds = float(match["value"]) * _UNITS[match["unit"]]
     if seconds <= 0:
         raise DurationError(f"duration {text!r} must be positive; write 'off' to disable")

@@ -55,6 +55,19 @@ class Settings(BaseSettings):
     full_time_settle: Duration = timedelta(minutes=5)
     watch_heartbeat_timeout: Duration = timedelta(seconds=10)
     watch_max_concurrent: int = 2000
+    # Retention (`workflows.retention`): the Schedule `retention-{task_queue}` runs every
+    # `retention_interval` (`off` pauses it) and deletes, `retention_batch` rows per short
+    # transaction, outbox rows older than their age that every durable consumer has read, push
+    # attempts, commands (a resent key is answered from its row until then, design §2), the effect
+    # log of matches over for longer than their age (nothing is pushed for them afterwards), and
+    # superseded partner document versions. An age of `off` keeps that table forever.
+    retention_interval: OptionalDuration = timedelta(hours=1)
+    retention_outbox_age: OptionalDuration = timedelta(days=7)
+    retention_push_attempt_age: OptionalDuration = timedelta(days=30)
+    retention_command_age: OptionalDuration = timedelta(days=30)
+    retention_effect_log_age: OptionalDuration = timedelta(days=30)
+    retention_document_age: OptionalDuration = timedelta(days=7)
+    retention_batch: int = Field(default=1000, ge=1, le=50_000)
 
     apns_url: str = "https://127.0.0.1:8443"
     apns_team_id: str = "DEVTEAM123"
