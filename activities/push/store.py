@@ -72,14 +72,23 @@ class PushStore:
         return FIRST_DEVICE if self._push.kind == "start" else FIRST_ACTIVITY
 
     async def fixture_names(self) -> FixtureNames | None:
+        """The names the payload shows; None for an unknown fixture and for one retention purged.
+
+        A purged fixture (`effects_purged_at`: its match has been over for the retention age) has
+        no `effect_log` rows left, so the gate could no longer tell what was sent: pushing again
+        would repeat every alert. None makes the fan-out send nothing.
+        """
         async with self._engine.connect() as conn:
             row = (
                 await conn.execute(
-                    text("SELECT name, home_team, away_team, competition FROM fixture WHERE id = :id"),
+                    text(
+                        """SELECT name, home_team, away_team, competition, effects_purged_at
+                        FROM fixture WHERE id = :id"""
+                    ),
                     {"id": self._push.fixture_id},
                 )
             ).first()
-        if row is None:
+        if row is None or row.effects_purged_at is not None:
             return None
         home, away = _name(row.home_team), _name(row.away_team)
         if home is None or away is None:
