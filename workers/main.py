@@ -28,21 +28,29 @@ from activities.probe import ProbeActivities
 from activities.provider.client import SportMonksClient
 from activities.push.apns import ApnsClient
 from activities.push.fanout import FanoutConfig, PushActivities
+from activities.retention import RetentionActivities
 from scoreline.db.engine import create_engine
 from scoreline.feeds.builder import FeedBuilder
 from scoreline.logging import get_logger
 from scoreline.redis_client import shared_redis
 from scoreline.settings import Settings
 from scoreline.temporal.client import connect_from
-from workers.schedules import ensure_fixture_sync_schedule
+from workers.schedules import ensure_fixture_sync_schedule, ensure_retention_schedule
 from workflows.fixture_sync import FixtureSyncWorkflow
 from workflows.match import MatchOptions, MatchWorkflow
 from workflows.probe import WorkerProbeWorkflow
 from workflows.replay import ReplayFixtureWorkflow
+from workflows.retention import RetentionWorkflow
 
 log = get_logger(__name__)
 
-WORKFLOWS: Sequence[type] = (MatchWorkflow, FixtureSyncWorkflow, ReplayFixtureWorkflow, WorkerProbeWorkflow)
+WORKFLOWS: Sequence[type] = (
+    MatchWorkflow,
+    FixtureSyncWorkflow,
+    ReplayFixtureWorkflow,
+    WorkerProbeWorkflow,
+    RetentionWorkflow,
+)
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,7 @@ def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) 
     probe = ProbeActivities(deps.engine, deps.redis)
     commands = CommandActivities(deps.engine, deps.redis)
     pushes = PushActivities(deps.engine, deps.apns, FanoutConfig.from_settings(settings))
+    retention = RetentionActivities(deps.engine)
     main = Worker(
         client,
         task_queue=settings.temporal_task_queue,
@@ -106,6 +115,7 @@ def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) 
             commands.load_desk_context,
             commands.commit_command,
             pushes.push_live_activities,
+            retention.purge_old_rows,
         ],
     )
     watch = Worker(
@@ -140,6 +150,7 @@ async def run(settings: Settings) -> None:
         loop.add_signal_handler(sig, stop.set)
     async with worker_dependencies(settings) as deps, running_workers(client, deps, settings):
         await ensure_fixture_sync_schedule(client, settings)
+        await ensure_retention_schedule(client, settings)
         # Partner feed documents: every worker runs a builder, one leads per database.
         feeds = FeedBuilder(deps.engine, deps.redis, settings.require_database_url())
         await feeds.start()

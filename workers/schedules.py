@@ -1,4 +1,11 @@
-"""The fixture-sync Schedule, created (or brought in line with the settings) when a worker starts."""
+"""The Schedules a worker creates (or brings in line with the settings) when it starts.
+
+- `fixture-sync-{task_queue}`: FixtureSyncWorkflow every `FIXTURE_SYNC_INTERVAL`, run once at once.
+- `retention-{task_queue}`: RetentionWorkflow every `RETENTION_INTERVAL`.
+
+Both skip overlaps and never replay a backlog after an outage (the next run catches up); an
+interval of `off` pauses an existing schedule instead.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,7 @@ from temporalio.client import (
     Schedule,
     ScheduleActionStartWorkflow,
     ScheduleAlreadyRunningError,
+    ScheduleHandle,
     ScheduleIntervalSpec,
     ScheduleOverlapPolicy,
     SchedulePolicy,
@@ -20,6 +28,7 @@ from temporalio.client import (
 from scoreline.logging import get_logger
 from scoreline.settings import Settings
 from workflows.fixture_sync import FixtureSyncInput, FixtureSyncWorkflow
+from workflows.retention import RetentionInput, RetentionWorkflow
 
 log = get_logger(__name__)
 
@@ -29,40 +38,32 @@ def fixture_sync_schedule_id(task_queue: str) -> str:
     return f"fixture-sync-{task_queue}"
 
 
-def _schedule(settings: Settings, every: timedelta) -> Schedule:
+def retention_schedule_id(task_queue: str) -> str:
+    return f"retention-{task_queue}"
+
+
+def _every(action: ScheduleActionStartWorkflow, every: timedelta) -> Schedule:
     return Schedule(
-        action=ScheduleActionStartWorkflow(
-            FixtureSyncWorkflow.run,
-            FixtureSyncInput(days_ahead=settings.fixture_sync_days_ahead),
-            id=f"fixture-sync-run-{settings.temporal_task_queue}",
-            task_queue=settings.temporal_task_queue,
-            # A run that takes longer than one interval is stuck; the next one starts afresh.
-            execution_timeout=every,
-        ),
+        action=action,
         spec=ScheduleSpec(intervals=[ScheduleIntervalSpec(every=every)]),
-        # Skip overlaps, and never replay a backlog after an outage: the next run catches up.
         policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP, catchup_window=timedelta(minutes=2)),
     )
 
 
-async def ensure_fixture_sync_schedule(client: Client, settings: Settings) -> None:
-    """Create the schedule (or update it to the current interval) and run it once at once.
-
-    `FIXTURE_SYNC_INTERVAL=off` pauses an existing schedule instead.
-    """
-    schedule_id = fixture_sync_schedule_id(settings.temporal_task_queue)
-    every = settings.fixture_sync_interval
+async def _ensure(
+    client: Client, schedule_id: str, schedule: Schedule | None, off: str
+) -> ScheduleHandle | None:
+    """Create `schedule_id` or replace its schedule and unpause it; None pauses it (note `off`)."""
     handle = client.get_schedule_handle(schedule_id)
-    if every is None:
+    if schedule is None:
         try:
-            await handle.pause(note="FIXTURE_SYNC_INTERVAL=off")
+            await handle.pause(note=off)
         except Exception as error:  # noqa: BLE001 - no schedule to pause is fine
-            log.info("fixture sync is off", detail=str(error))
-        return
-    schedule = _schedule(settings, every)
+            log.info("schedule is off", schedule_id=schedule_id, detail=str(error))
+        return None
     try:
         await client.create_schedule(schedule_id, schedule)
-        log.info("fixture sync schedule created", schedule_id=schedule_id, every=str(every))
+        log.info("schedule created", schedule_id=schedule_id)
     except ScheduleAlreadyRunningError:
 
         def replace(_: ScheduleUpdateInput) -> ScheduleUpdate:
@@ -70,4 +71,65 @@ async def ensure_fixture_sync_schedule(client: Client, settings: Settings) -> No
 
         await handle.update(replace)
         await handle.unpause(note="worker started")
-    await handle.trigger(overlap=ScheduleOverlapPolicy.SKIP)
+    return handle
+
+
+async def ensure_fixture_sync_schedule(client: Client, settings: Settings) -> None:
+    """Create the schedule (or update it to the current interval) and run it once at once.
+
+    `FIXTURE_SYNC_INTERVAL=off` pauses an existing schedule instead.
+    """
+    every = settings.fixture_sync_interval
+    schedule = None
+    if every is not None:
+        action = ScheduleActionStartWorkflow(
+            FixtureSyncWorkflow.run,
+            FixtureSyncInput(days_ahead=settings.fixture_sync_days_ahead),
+            id=f"fixture-sync-run-{settings.temporal_task_queue}",
+            task_queue=settings.temporal_task_queue,
+            # A run that takes longer than one interval is stuck; the next one starts afresh.
+            execution_timeout=every,
+        )
+        schedule = _every(action, every)
+    schedule_id = fixture_sync_schedule_id(settings.temporal_task_queue)
+    handle = await _ensure(client, schedule_id, schedule, "FIXTURE_SYNC_INTERVAL=off")
+    if handle is not None:
+        await handle.trigger(overlap=ScheduleOverlapPolicy.SKIP)
+
+
+def retention_input(settings: Settings) -> RetentionInput:
+    """The ages and batch size of every scheduled run (the pacing keeps the workflow's defaults)."""
+
+    def seconds(age: timedelta | None) -> float | None:
+        return None if age is None else age.total_seconds()
+
+    return RetentionInput(
+        outbox_age_seconds=seconds(settings.retention_outbox_age),
+        push_attempt_age_seconds=seconds(settings.retention_push_attempt_age),
+        command_age_seconds=seconds(settings.retention_command_age),
+        effect_log_age_seconds=seconds(settings.retention_effect_log_age),
+        document_age_seconds=seconds(settings.retention_document_age),
+        batch=settings.retention_batch,
+    )
+
+
+async def ensure_retention_schedule(client: Client, settings: Settings) -> None:
+    """Create the schedule (or update it to the current settings); `RETENTION_INTERVAL=off` pauses it.
+
+    Not triggered at once, unlike the fixture sync: nothing waits on it, and each worker start
+    would add a run.
+    """
+    every = settings.retention_interval
+    schedule = None
+    if every is not None:
+        action = ScheduleActionStartWorkflow(
+            RetentionWorkflow.run,
+            retention_input(settings),
+            id=f"retention-run-{settings.temporal_task_queue}",
+            task_queue=settings.temporal_task_queue,
+            # A run still going at the next interval has a backlog; the next run carries on with it.
+            execution_timeout=every,
+        )
+        schedule = _every(action, every)
+    schedule_id = retention_schedule_id(settings.temporal_task_queue)
+    await _ensure(client, schedule_id, schedule, "RETENTION_INTERVAL=off")

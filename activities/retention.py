@@ -1,0 +1,182 @@
+"""Retention's Postgres side: what may be deleted from each table, one short batch at a time.
+
+Every batch is one transaction that locks at most `limit` rows (`… LIMIT n FOR UPDATE SKIP
+LOCKED`, so rows another transaction holds are left for the next run rather than waited for) and
+deletes them by id or ctid; the activity sleeps between batches. No statement ever scans or
+locks a whole table, so ingest, commands and pushes keep their pace while a backlog drains
+(`bench/retention.py`). Each rule reads an index `migrations/versions/0005_retention.py` made.
+
+What is kept, and why:
+
+- `domain_event` (the outbox): a row younger than its age, or one a durable consumer (a
+  `feed_cursor` row; `feeds` must have one) has not passed in `(xid, id)` order. A lagging or
+  stopped feed builder therefore never loses a row it has not read.
+- `push_attempt`, `command`: younger than the age. A command row is what answers a resent key, so
+  its age is the retry window; the log entry it made stays (it carries the key, no foreign key).
+- `effect_log`: every row of a match that is not over, or that changed (fixture, scoreboard or a
+  push) within the age. Once a match's rows are gone its fixture gets `effects_purged_at`, in the
+  transaction of its last batch, and the push fan-out refuses that fixture from then on: without
+  its gate rows a retried push would send every alert again.
+- `published_document`: the latest version of every document, always (partners read it), and
+  every version replaced less than the age ago.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from temporalio import activity
+
+from scoreline.logging import get_logger
+from workflows.match_types import OVER_STATES
+from workflows.retention import PURGE_ACTIVITY, PurgeInput, PurgeResult, RetentionTable
+
+log = get_logger(__name__)
+
+OUTBOX_CONSUMERS: tuple[str, ...] = ("feeds",)
+"""Durable outbox consumers every deployment runs (the worker's `FeedBuilder`). Until each has a
+`feed_cursor` row nothing is deleted: a consumer without one reads the outbox from the start."""
+
+_CUTOFF = "now() - make_interval(secs => :age)"
+
+_CURSORS = text("SELECT consumer, last_xid::text AS xid, last_event_id FROM feed_cursor")
+# xid8 has no driver type: it travels as text, as in `scoreline.outbox.reader`.
+_OUTBOX = text(
+    f"""DELETE FROM domain_event WHERE id = ANY(ARRAY(
+        SELECT id FROM domain_event
+        WHERE created_at < {_CUTOFF}
+          AND (xid, id) <= (CAST(CAST(:xid AS text) AS xid8), :id)
+        LIMIT :limit FOR UPDATE SKIP LOCKED))"""
+)
+_PUSH_ATTEMPT = text(
+    f"""DELETE FROM push_attempt WHERE id = ANY(ARRAY(
+        SELECT id FROM push_attempt WHERE created_at < {_CUTOFF}
+        LIMIT :limit FOR UPDATE SKIP LOCKED))"""
+)
+_COMMAND = text(
+    f"""DELETE FROM command WHERE command_id = ANY(ARRAY(
+        SELECT command_id FROM command WHERE created_at < {_CUTOFF}
+        LIMIT :limit FOR UPDATE SKIP LOCKED))"""
+)
+_DOCUMENT = text(
+    f"""DELETE FROM published_document WHERE ctid = ANY(ARRAY(
+        SELECT d.ctid FROM published_document d
+        WHERE d.created_at < {_CUTOFF}
+          AND EXISTS (
+            SELECT 1 FROM published_document newer
+            WHERE newer.doc_key = d.doc_key AND newer.version > d.version
+              AND newer.created_at < {_CUTOFF})
+        LIMIT :limit FOR UPDATE OF d SKIP LOCKED))"""
+)
+_OVER_FIXTURES = text(
+    f"""SELECT f.id FROM fixture f
+    WHERE f.effects_purged_at IS NULL AND f.updated_at < {_CUTOFF}
+      AND f.state = ANY(CAST(:over AS text[]))
+      AND NOT EXISTS (
+        SELECT 1 FROM scoreboard s WHERE s.fixture_id = f.id AND s.updated_at >= {_CUTOFF})
+      AND NOT EXISTS (
+        SELECT 1 FROM effect_log e WHERE e.fixture_id = f.id AND e.created_at >= {_CUTOFF})
+    ORDER BY f.id LIMIT :limit
+    FOR NO KEY UPDATE OF f SKIP LOCKED"""
+)
+_EFFECTS = text(
+    """DELETE FROM effect_log WHERE id = ANY(ARRAY(
+        SELECT id FROM effect_log WHERE fixture_id = ANY(CAST(:ids AS bigint[]))
+        LIMIT :limit FOR UPDATE SKIP LOCKED))"""
+)
+_MARK_PURGED = text(
+    """UPDATE fixture f SET effects_purged_at = now()
+    WHERE f.id = ANY(CAST(:ids AS bigint[]))
+      AND NOT EXISTS (SELECT 1 FROM effect_log e WHERE e.fixture_id = f.id)"""
+)
+_SIMPLE = {
+    RetentionTable.PUSH_ATTEMPT: _PUSH_ATTEMPT,
+    RetentionTable.COMMAND: _COMMAND,
+    RetentionTable.DOCUMENT: _DOCUMENT,
+}
+
+
+@dataclass(frozen=True)
+class Batch:
+    """What one transaction deleted."""
+
+    deleted: int
+    full: bool
+    """As much as the limit allowed: there may be more (a short batch means none was left)."""
+    fixtures_purged: int = 0
+
+
+class RetentionActivities:
+    """The engine, injected once per worker; `consumers` are the outbox consumers that must exist."""
+
+    def __init__(self, engine: AsyncEngine, consumers: Sequence[str] = OUTBOX_CONSUMERS) -> None:
+        self._engine = engine
+        self._consumers = frozenset(consumers)
+
+    @activity.defn(name=PURGE_ACTIVITY)
+    async def purge_old_rows(self, purge: PurgeInput) -> PurgeResult:
+        """Batches of `purge.table` until one comes back short or the budget is spent.
+
+        Heartbeats the running totals after every batch, so a retry carries on counting.
+        """
+        details = activity.info().heartbeat_details
+        deleted, batches, fixtures = (int(value) for value in details) if details else (0, 0, 0)
+        deadline = time.monotonic() + purge.budget_seconds
+        while True:
+            batch = await self.delete_batch(purge.table, purge.age_seconds, purge.batch)
+            deleted += batch.deleted
+            batches += 1
+            fixtures += batch.fixtures_purged
+            activity.heartbeat(deleted, batches, fixtures)
+            if not batch.full or time.monotonic() >= deadline:
+                break
+            await asyncio.sleep(purge.pause_seconds)
+        log.info(
+            "retention.purged",
+            table=purge.table.value,
+            deleted=deleted,
+            batches=batches,
+            fixtures_purged=fixtures,
+            done=not batch.full,
+        )
+        return PurgeResult(deleted=deleted, batches=batches, fixtures_purged=fixtures, done=not batch.full)
+
+    async def delete_batch(self, table: RetentionTable, age_seconds: float, limit: int) -> Batch:
+        """One transaction: at most `limit` rows of `table` older than `age_seconds` that may go."""
+        params = {"age": age_seconds, "limit": limit}
+        async with self._engine.begin() as conn:
+            if table is RetentionTable.OUTBOX:
+                return await self._outbox(conn, params)
+            if table is RetentionTable.EFFECT_LOG:
+                return await _effect_log(conn, params)
+            deleted = (await conn.execute(_SIMPLE[table], params)).rowcount
+        return Batch(deleted, full=deleted >= limit)
+
+    async def _outbox(self, conn: AsyncConnection, params: dict[str, float | int]) -> Batch:
+        cursors = (await conn.execute(_CURSORS)).all()
+        if not cursors or not self._consumers <= {str(row.consumer) for row in cursors}:
+            return Batch(0, full=False)
+        xid, event_id = min((int(row.xid), int(row.last_event_id)) for row in cursors)
+        deleted = (await conn.execute(_OUTBOX, {**params, "xid": str(xid), "id": event_id})).rowcount
+        return Batch(deleted, full=deleted >= params["limit"])
+
+
+async def _effect_log(conn: AsyncConnection, params: dict[str, float | int]) -> Batch:
+    """The rows of matches over and quiet for the age; a match left with none is marked purged.
+
+    The fixture rows are locked (`FOR NO KEY UPDATE`: gate inserts, which only take a key-share
+    lock, are not blocked) so two runs never work on one match.
+    """
+    over = sorted(state.value for state in OVER_STATES)
+    ids = list((await conn.execute(_OVER_FIXTURES, {**params, "over": over})).scalars())
+    if not ids:
+        return Batch(0, full=False)
+    deleted = (await conn.execute(_EFFECTS, {"ids": ids, "limit": params["limit"]})).rowcount
+    purged = (await conn.execute(_MARK_PURGED, {"ids": ids})).rowcount
+    limit = params["limit"]
+    return Batch(deleted, full=deleted >= limit or len(ids) >= limit, fixtures_purged=purged)

@@ -1,0 +1,155 @@
+"""RetentionWorkflow: delete, in short batches, the rows Scoreline no longer needs.
+
+Without it `domain_event`, `push_attempt`, `command`, `effect_log` and `published_document` only
+grow. The Schedule `retention-{task_queue}` (`workers.schedules`) runs it every
+`RETENTION_INTERVAL`, overlap skip; an operator can also start it from the Temporal UI with `{}`
+(every field has a default).
+
+Tables go one after the other. For each, the activity `purge_old_rows` deletes batch after batch,
+each its own short transaction with a pause after it, heartbeating, for up to `budget_seconds`;
+the workflow calls it again while its last batch came back full. So history grows by one activity
+per table per budget (a few events), never per batch, and holds only counts. What may be deleted
+is decided in `activities.retention`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import timedelta
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
+
+PURGE_ACTIVITY = "purge_old_rows"
+DAY = 86_400.0
+
+Age = Annotated[float, Field(gt=0)] | None
+"""Seconds a row is kept; None keeps the table forever."""
+
+
+class RetentionTable(StrEnum):
+    """The tables retention deletes from (the values are the table names)."""
+
+    OUTBOX = "domain_event"
+    PUSH_ATTEMPT = "push_attempt"
+    COMMAND = "command"
+    EFFECT_LOG = "effect_log"
+    DOCUMENT = "published_document"
+
+
+class PurgeInput(BaseModel):
+    """One call of `purge_old_rows`: batches of one table until a short batch or the budget ends."""
+
+    model_config = ConfigDict(frozen=True)
+
+    table: RetentionTable
+    age_seconds: Annotated[float, Field(gt=0)]
+    batch: Annotated[int, Field(ge=1)] = 1000
+    pause_seconds: Annotated[float, Field(ge=0)] = 0.05
+    """Sleep after each batch, so a backlog never keeps Postgres busy back to back."""
+    budget_seconds: Annotated[float, Field(gt=0)] = 60.0
+    """Return after this long even if full batches keep coming (the workflow calls again)."""
+
+
+class PurgeResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    deleted: int = 0
+    batches: int = 0
+    fixtures_purged: int = 0
+    """Effect log only: matches whose log is now empty and marked `fixture.effects_purged_at`."""
+    done: bool = True
+    """The last batch was short: nothing old enough is left (for now)."""
+
+
+class RetentionInput(BaseModel):
+    """Ages per table in seconds (None keeps that table) and the batch pacing; all defaulted."""
+
+    model_config = ConfigDict(frozen=True)
+
+    outbox_age_seconds: Age = 7 * DAY
+    push_attempt_age_seconds: Age = 30 * DAY
+    command_age_seconds: Age = 30 * DAY
+    effect_log_age_seconds: Age = 30 * DAY
+    document_age_seconds: Age = 7 * DAY
+    batch: Annotated[int, Field(ge=1)] = 1000
+    pause_seconds: Annotated[float, Field(ge=0)] = 0.05
+    budget_seconds: Annotated[float, Field(gt=0)] = 60.0
+
+    def ages(self) -> dict[RetentionTable, float | None]:
+        return {
+            RetentionTable.OUTBOX: self.outbox_age_seconds,
+            RetentionTable.PUSH_ATTEMPT: self.push_attempt_age_seconds,
+            RetentionTable.COMMAND: self.command_age_seconds,
+            RetentionTable.EFFECT_LOG: self.effect_log_age_seconds,
+            RetentionTable.DOCUMENT: self.document_age_seconds,
+        }
+
+
+class RetentionResult(BaseModel):
+    """Rows deleted per table in this run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    domain_event: int = 0
+    push_attempt: int = 0
+    command: int = 0
+    effect_log: int = 0
+    published_document: int = 0
+    fixtures_purged: int = 0
+    batches: int = 0
+    failed: tuple[RetentionTable, ...] = ()
+    """Tables whose activity failed after its retries; the others were still purged."""
+
+
+@workflow.defn
+class RetentionWorkflow:
+    @workflow.run
+    async def run(self, retention: RetentionInput) -> RetentionResult:
+        deleted: Counter[RetentionTable] = Counter()
+        fixtures = batches = 0
+        failed: list[RetentionTable] = []
+        for table, age in retention.ages().items():
+            if age is None:
+                continue
+            purge = PurgeInput(
+                table=table,
+                age_seconds=age,
+                batch=retention.batch,
+                pause_seconds=retention.pause_seconds,
+                budget_seconds=retention.budget_seconds,
+            )
+            done = False
+            while not done:
+                try:
+                    result: PurgeResult = await workflow.execute_activity(
+                        PURGE_ACTIVITY,
+                        purge,
+                        result_type=PurgeResult,
+                        start_to_close_timeout=timedelta(seconds=retention.budget_seconds + 120),
+                        heartbeat_timeout=timedelta(seconds=30),
+                        retry_policy=RetryPolicy(initial_interval=timedelta(seconds=5), maximum_attempts=3),
+                    )
+                except ActivityError:
+                    # One table's trouble (a lock timeout, Postgres restarting) spares the others.
+                    workflow.logger.warning("retention of a table failed", extra={"table": table.value})
+                    failed.append(table)
+                    break
+                deleted[table] += result.deleted
+                fixtures += result.fixtures_purged
+                batches += result.batches
+                done = result.done
+        return RetentionResult(
+            domain_event=deleted[RetentionTable.OUTBOX],
+            push_attempt=deleted[RetentionTable.PUSH_ATTEMPT],
+            command=deleted[RetentionTable.COMMAND],
+            effect_log=deleted[RetentionTable.EFFECT_LOG],
+            published_document=deleted[RetentionTable.DOCUMENT],
+            fixtures_purged=fixtures,
+            batches=batches,
+            failed=tuple(failed),
+        )
