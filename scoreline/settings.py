@@ -108,12 +108,22 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _production_needs_real_services(self) -> Self:
+        """Refuse to start a production process that would fail later, request by request.
+
+        Without the APNs signing key every push with a target fails for good (`ApnsConfigError`),
+        so a missing key is a start-up error here rather than a warning per push.
+        """
         if self.scoreline_env is Environment.PRODUCTION:
-            missing = [name for name in ("database_url", "redis_url") if getattr(self, name) is None]
+            required = ("database_url", "redis_url", "apns_key_path")
+            missing = [name for name in required if getattr(self, name) is None]
             if missing:
                 raise ValueError(f"production needs {', '.join(n.upper() for n in missing)}")
             if self.provider_token.get_secret_value() == "dev-provider-token":
                 raise ValueError("production needs a real PROVIDER_TOKEN")
+            if self.apns_key_path is not None and not self.apns_key_path.is_file():
+                raise ValueError(
+                    f"APNS_KEY_PATH {self.apns_key_path} is not a file (the APNs .p8 signing key)"
+                )
         return self
 
     @property

@@ -74,15 +74,46 @@ def test_production_refuses_missing_services(monkeypatch: pytest.MonkeyPatch) ->
         Settings()
 
 
-def test_production_refuses_the_dev_provider_token(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_production_refuses_the_dev_provider_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The placeholder provider token is a development value only."""
+    key = tmp_path / "AuthKey.p8"
+    key.write_text("-----BEGIN PRIVATE KEY-----\n")
     monkeypatch.setenv("SCORELINE_ENV", "production")
     monkeypatch.setenv("DATABASE_URL", "postgresql://db/scoreline")
     monkeypatch.setenv("REDIS_URL", "redis://cache/0")
+    monkeypatch.setenv("APNS_KEY_PATH", str(key))
     with pytest.raises(ValidationError, match="PROVIDER_TOKEN"):
         Settings()
     monkeypatch.setenv("PROVIDER_TOKEN", "real-token")
     assert Settings().scoreline_env is Environment.PRODUCTION
+
+
+def test_production_needs_the_apns_signing_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression: production started without APNS_KEY_PATH (or with a missing file) and every push
+    then failed for good, one warning per push; now Settings refuse to build, naming the variable.
+    Fails on main before the fix."""
+    monkeypatch.setenv("SCORELINE_ENV", "production")
+    monkeypatch.setenv("DATABASE_URL", "postgresql://db/scoreline")
+    monkeypatch.setenv("REDIS_URL", "redis://cache/0")
+    monkeypatch.setenv("PROVIDER_TOKEN", "real-token")
+    monkeypatch.delenv("APNS_KEY_PATH", raising=False)
+    with pytest.raises(ValidationError, match="production needs APNS_KEY_PATH"):
+        Settings()
+    missing = tmp_path / "nowhere" / "AuthKey.p8"
+    monkeypatch.setenv("APNS_KEY_PATH", str(missing))
+    with pytest.raises(ValidationError, match=f"APNS_KEY_PATH {missing} is not a file"):
+        Settings()
+    monkeypatch.setenv("APNS_KEY_PATH", str(tmp_path))
+    with pytest.raises(ValidationError, match="is not a file"):
+        Settings()
+    missing.parent.mkdir()
+    missing.write_text("-----BEGIN PRIVATE KEY-----\n")
+    monkeypatch.setenv("APNS_KEY_PATH", str(missing))
+    assert Settings().apns_key_path == missing
+    # Development keeps working without a key: the worker then skips pushes that have no target.
+    monkeypatch.setenv("SCORELINE_ENV", "development")
+    monkeypatch.delenv("APNS_KEY_PATH")
+    assert Settings().apns_key_path is None
 
 
 def test_env_file_is_under_the_real_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
