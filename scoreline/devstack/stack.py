@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from scoreline.db import migrate
 from scoreline.devstack import embedded, health
@@ -74,6 +75,19 @@ class Ports:
             postgres=choose_port(5432, taken),
             redis=choose_port(6379, taken),
         )
+
+
+def without_password(url: str) -> str:
+    """`url` with its password, if it has one, shown as `***` (`postgresql://user:***@host/db`).
+
+    The netloc is replaced in place, so everything else stays byte for byte what the user gave.
+    """
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.netloc.rpartition("@")[0].partition(":")[0]
+    host = parts.netloc.rpartition("@")[2]
+    return url.replace(parts.netloc, f"{user}:***@{host}", 1)
 
 
 class PartFailed(RuntimeError):
@@ -161,7 +175,9 @@ class DevStack:
             await child.stop()
 
     def ready_line(self) -> str:
-        return "ready " + " ".join(f"{name}={url}" for name, url in self.addresses.items())
+        """The one stdout line tools parse; stdout ends up in terminals and CI logs, so no passwords
+        (the real URLs are in `<data-dir>/env`)."""
+        return "ready " + " ".join(f"{name}={without_password(url)}" for name, url in self.addresses.items())
 
     # -- parts -------------------------------------------------------------------------------
 
