@@ -36,8 +36,9 @@ def create_app(settings: Settings) -> FastAPI:
             await engine.dispose()
 
     app = FastAPI(title="Scoreline", version="0.1.0", lifespan=lifespan)
-    app.add_middleware(TraceMiddleware)
+    # Handlers first: TraceMiddleware, added after, wraps the catch-all, so a 500 keeps its trace id.
     install_error_handlers(app)
+    app.add_middleware(TraceMiddleware)
     app.include_router(health.router)
     app.include_router(matches.router)
     app.include_router(feed_routes.router)

@@ -59,7 +59,12 @@ class WorkflowRefused(Exception):
 
 
 class UnknownFixture(LookupError):
-    """No such fixture: nothing was sent to Temporal."""
+    """No such fixture: nothing was sent to Temporal, or the workflow found no row for it."""
+
+
+UNSTORED_FIXTURE = "UnknownFixture"
+"""The `ApplicationError` type the command activities fail with (non-retryable) when the fixture
+row is missing (`activities.commands.activities`)."""
 
 
 class NotAnswered(Exception):
@@ -113,9 +118,12 @@ async def submit(
 
     Raises:
         UnknownFixture: the fixture does not exist (found out only when no workflow runs for it,
-            so the usual command costs no fixture lookup).
+            so the usual command costs no fixture lookup), or a running workflow's book load or
+            commit found no row for it.
         NotAnswered: no answer within `COMMAND_ANSWER_TIMEOUT`, or Temporal is unreachable.
         WorkflowRefused: the update validator refused the command.
+        WorkflowUpdateFailedError: the update failed for any other reason (a bug, not the desk's
+            doing: the API's catch-all answers 500 `internal_error`).
     """
     try:
         return await asyncio.wait_for(
@@ -130,9 +138,21 @@ async def submit(
             details = cause.details[0] if cause.details else {}
             path = details.get("path") if isinstance(details, dict) else None
             raise WorkflowRefused(cause.message, path) from error
+        if _names_unstored_fixture(cause):
+            raise UnknownFixture(fixture_id) from error
         raise
     except RPCError as error:
         raise NotAnswered(f"Temporal did not take the command: {error.message}") from error
+
+
+def _names_unstored_fixture(error: BaseException | None) -> bool:
+    """Whether a failed update's cause chain (ActivityError → ApplicationError) says the fixture's
+    row is missing: a workflow running for a fixture the database does not hold."""
+    while error is not None:
+        if isinstance(error, ApplicationError) and error.type == UNSTORED_FIXTURE:
+            return True
+        error = error.__cause__
+    return False
 
 
 async def _send(

@@ -2,6 +2,9 @@
 
 Clients branch on `code` (machine-readable, stable) and show `message`; a validation error lists
 each bad field with its path (`body.input.minute`) so a desk can point at it.
+
+An exception no handler knows is answered by `UnhandledErrors` as a 500 `internal_error`: its text
+stays in the log (it may name hosts, SQL or secrets), the client gets the trace id to quote.
 """
 
 from __future__ import annotations
@@ -12,6 +15,10 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from scoreline.logging import get_logger
+from scoreline.tracing import current_trace_id
 
 _CODES = {
     400: "bad_request",
@@ -26,6 +33,8 @@ _CODES = {
     429: "too_many_requests",
     503: "unavailable",
 }
+
+log = get_logger("api.errors")
 
 
 class ApiError(Exception):
@@ -73,7 +82,47 @@ async def _api_error(_: Request, error: Exception) -> JSONResponse:
     return JSONResponse(error_body(error.code, error.message, **error.extra), status_code=error.status)
 
 
+class UnhandledErrors:
+    """Answers an exception that escaped every handler with a JSON 500 `internal_error`.
+
+    Not an `Exception` handler: Starlette runs that in `ServerErrorMiddleware`, outside every user
+    middleware, where the request's trace id is no longer bound and the response skips
+    `TraceMiddleware` (no `X-Trace-Id`). This pure ASGI middleware sits just inside it instead. A
+    response that had started already cannot be replaced; the error is logged and re-raised so the
+    server aborts the connection rather than pretend the body was complete.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watching_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watching_send)
+        except Exception:
+            log.exception(
+                "api.unhandled_error", method=scope["method"], path=scope["path"], response_started=started
+            )
+            if started:
+                raise
+            trace_id = current_trace_id()
+            message = "internal error" if trace_id is None else f"internal error (trace id {trace_id})"
+            await JSONResponse(error_body("internal_error", message), status_code=500)(scope, receive, send)
+
+
 def install_error_handlers(app: FastAPI) -> None:
+    """The error handlers and the catch-all. Call it before adding `TraceMiddleware`: middleware
+    added later wraps what was added before, and the catch-all must run inside the trace."""
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(ApiError, _api_error)
+    app.add_middleware(UnhandledErrors)
