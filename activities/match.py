@@ -24,7 +24,7 @@ from activities.provider.errors import ProviderError
 from scoreline.logging import get_logger
 from scoreline.readmodel.cache import rebuild as rebuild_cache
 from scoreline.readmodel.cache import refresh as refresh_cache
-from scoreline.tracing import current_trace_id
+from scoreline.tracing import bound_trace, current_trace_id
 from workflows.match_types import (
     PLAYING_STATES,
     FetchInput,
@@ -80,21 +80,28 @@ class MatchActivities:
             await rebuild_cache(self._engine, self._redis, fetch.fixture_id)
         return summary
 
-    async def ingest(self, snapshot: Snapshot, source: str, *, force: bool = False) -> IngestSummary | None:
+    async def ingest(
+        self, snapshot: Snapshot, source: str, *, force: bool = False, since: int | None = None
+    ) -> IngestSummary | None:
         """Ingest unless the shared digest says this exact snapshot was already stored.
 
-        Every commit refreshes the Redis read copies (write-if-newer, so a late one is harmless).
+        `since` is the version the workflow knows (see `IngestStore.ingest`). Every commit
+        refreshes the Redis read copies (write-if-newer, so a late one is harmless).
         """
         digest = snapshot_digest(snapshot)
         key = f"ingest:digest:{snapshot.fixture_id}"
         if not force and await self._cached_digest(key) == digest:
             return None
-        summary = await self._store.ingest(snapshot, source, current_trace_id())
+        summary = await self._store.ingest(snapshot, source, current_trace_id(), since=since)
         if summary.pending_misses == 0:
             # Only a settled state may be skipped next time: a pending miss needs the next listing.
             await self._remember_digest(key, digest)
         await refresh_cache(self._engine, self._redis, snapshot.fixture_id)
         return summary
+
+    async def catch_up(self, fixture_id: int, since: int) -> IngestSummary | None:
+        """The log beyond `since`, if it moved without the workflow hearing of it."""
+        return await self._store.catch_up(fixture_id, since)
 
     async def _cached_digest(self, key: str) -> str | None:
         try:
@@ -146,6 +153,9 @@ class _Watch:
         # board the last watch just ingested (it is shared for an interval), and a pending miss
         # would count that same response as its second listing.
         wait_first = self.fresh
+        caught_up = await self._catch_up()
+        if caught_up is not None:
+            return caught_up
         while True:
             interval = self._interval()
             if interval is None:
@@ -175,22 +185,40 @@ class _Watch:
             # Cancelling the activity must cancel the request it is waiting on, too.
             poll.cancel()
 
+    async def _catch_up(self) -> WatchResult | None:
+        """A change an earlier attempt committed but never returned (its worker died) is reported
+        first, with the key moments its entries hold."""
+        summary = await self.owner.catch_up(self.watch.fixture_id, self.known.version)
+        if summary is None:
+            return None
+        if self._material(summary):
+            log.info("unreported change found", fixture_id=self.watch.fixture_id, version=summary.version)
+            return WatchResult(reason="changed", progress=summary.progress, summary=summary)
+        self.known = summary.progress
+        return None
+
     def _interval(self) -> timedelta | None:
         return self.polling.live if self.known.state in PLAYING_STATES else self.polling.idle
 
     async def _poll_once(self) -> WatchResult | None:
-        snapshot, source = await self._fetch()
-        summary = None if snapshot is None else await self.owner.ingest(snapshot, source)
-        if summary is not None and self._material(summary):
-            log.info(
-                "material change",
-                fixture_id=self.watch.fixture_id,
-                version=summary.version,
-                state=summary.state,
-                score=f"{summary.home}-{summary.away}",
-                key_moments=list(summary.key_moments),
+        # Each poll is its own trace: a change it commits carries this id to every push and screen.
+        with bound_trace():
+            snapshot, source = await self._fetch()
+            summary = (
+                None
+                if snapshot is None
+                else await self.owner.ingest(snapshot, source, since=self.known.version)
             )
-            return WatchResult(reason="changed", progress=summary.progress, summary=summary)
+            if summary is not None and self._material(summary):
+                log.info(
+                    "material change",
+                    fixture_id=self.watch.fixture_id,
+                    version=summary.version,
+                    state=summary.state,
+                    score=f"{summary.home}-{summary.away}",
+                    key_moments=list(summary.key_moments),
+                )
+                return WatchResult(reason="changed", progress=summary.progress, summary=summary)
         if summary is not None:
             self.known = summary.progress
         settle = self.watch.settle_seconds

@@ -60,6 +60,8 @@ class IngestSummary(_Message):
     key_moments: tuple[str, ...] = ()
     """`goal:home`, `red_card:away`, `retraction:goal` … the changes that deserve a push at once."""
     pending_misses: int = 0
+    trace_id: str | None = None
+    """The trace id the change was logged with (a provider poll's own, or the desk request's)."""
 
     @property
     def progress(self) -> MatchProgress:

@@ -29,13 +29,12 @@ from activities.ingest.plan import (
 )
 from scoreline.db.tables import domain_event, fixture, match_event, scoreboard, timeline_item
 from workflows.match_types import IngestSummary
-from workflows.snapshot import Item, ItemType, MatchState, Snapshot
+from workflows.moments import entry_moment, moments_of
+from workflows.snapshot import Item, MatchState, Snapshot
 
 NOTIFY_CHANNEL = "scoreline_changes"
-PUSH_TYPES = frozenset(
-    {ItemType.GOAL, ItemType.OWN_GOAL, ItemType.PENALTY_GOAL, ItemType.RED_CARD, ItemType.SECOND_YELLOW}
-)
-"""Provider items that are key moments: pushed at once (design §5)."""
+MOMENT_KINDS = ("event", "amendment", "retraction")
+"""Log entry kinds that can be key moments (`workflows.moments`)."""
 
 Source = str  # live | reconcile | postmatch | replay
 
@@ -46,7 +45,15 @@ class IngestStore:
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
 
-    async def ingest(self, snapshot: Snapshot, source: Source, trace_id: str | None = None) -> IngestSummary:
+    async def ingest(
+        self, snapshot: Snapshot, source: Source, trace_id: str | None = None, *, since: int | None = None
+    ) -> IngestSummary:
+        """Ingest `snapshot`; the summary's key moments are those of every entry after `since`.
+
+        `since` is the version the caller last reported (the watch's workflow knows it). Entries
+        between it and what this transaction found were written by an attempt that never told
+        anyone (its worker died after the commit): their moments are reported now, once.
+        """
         async with self._engine.begin() as conn:
             await upsert_fixture(conn, snapshot)
             board = await _load_board(conn, snapshot.fixture_id)
@@ -57,7 +64,55 @@ class IngestStore:
             await _store_board(conn, snapshot, decided, writer.seq)
             if writer.seq > board.version:
                 await _announce(conn, snapshot, decided, board.version, writer.seq, trace_id)
-        return _summary(snapshot, decided, writer)
+            unreported: tuple[str, ...] = ()
+            if since is not None and since < board.version:
+                unreported = await _moments_between(conn, snapshot.fixture_id, since, board.version)
+        return _summary(snapshot, decided, writer, unreported)
+
+    async def catch_up(self, fixture_id: int, since: int) -> IngestSummary | None:
+        """What the log holds beyond version `since`, as one summary; None if nothing.
+
+        A watch starts with this: an earlier attempt may have committed a change and died before
+        returning it, and the retry's own ingest then finds nothing new to insert.
+        """
+        async with self._engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    select(
+                        scoreboard.c.version,
+                        scoreboard.c.state,
+                        scoreboard.c.home_score,
+                        scoreboard.c.away_score,
+                        scoreboard.c.body,
+                        fixture.c.starting_at,
+                        timeline_item.c.trace_id,
+                    )
+                    .select_from(
+                        scoreboard.join(fixture, fixture.c.id == scoreboard.c.fixture_id).outerjoin(
+                            timeline_item,
+                            (timeline_item.c.fixture_id == scoreboard.c.fixture_id)
+                            & (timeline_item.c.seq == scoreboard.c.version),
+                        )
+                    )
+                    .where(scoreboard.c.fixture_id == fixture_id)
+                )
+            ).first()
+            if row is None or row.version <= since:
+                return None
+            moments = await _moments_between(conn, fixture_id, since, row.version)
+        return IngestSummary(
+            fixture_id=fixture_id,
+            version=row.version,
+            previous_version=since,
+            entries=row.version - since,
+            state=MatchState(row.state),
+            home=row.home_score,
+            away=row.away_score,
+            minute=(row.body or {}).get("minute"),
+            kickoff=row.starting_at,
+            key_moments=moments,
+            trace_id=row.trace_id,
+        )
 
     async def upsert_fixtures(self, snapshots: list[Snapshot]) -> None:
         """Refresh the fixture rows of a fixture list, in one transaction, touching no log."""
@@ -88,6 +143,9 @@ class _LogWriter:
         extra_minute: int | None = None,
     ) -> int:
         self.seq += 1
+        moment = entry_moment(kind, body)
+        if moment is not None:
+            self.key_moments.append(moment)
         await self.conn.execute(
             timeline_item.insert().values(
                 fixture_id=self.fixture_id,
@@ -252,13 +310,12 @@ async def _insert_event(writer: _LogWriter, item: Item, source: Source) -> None:
             "provider_event_id": item.provider_id,
             "type": item.type.value,
             "side": _side(item),
+            "rescinded": item.rescinded,
         },
         match_event_id=inserted,
         minute=item.minute,
         extra_minute=item.extra_minute,
     )
-    if item.type in PUSH_TYPES and not item.rescinded:
-        writer.key_moments.append(f"{item.type.value}:{_side(item)}")
 
 
 async def _amend(writer: _LogWriter, amendment: Amendment) -> None:
@@ -270,6 +327,8 @@ async def _amend(writer: _LogWriter, amendment: Amendment) -> None:
         {
             "stream": amendment.item.stream.value,
             "provider_event_id": amendment.item.provider_id,
+            "type": amendment.item.type.value,
+            "side": _side(amendment.item),
             "changed": list(amendment.changed),
             "restored": amendment.restored,
             "before": {name: before.get(name) for name in amendment.changed},
@@ -280,8 +339,6 @@ async def _amend(writer: _LogWriter, amendment: Amendment) -> None:
         minute=amendment.item.minute,
         extra_minute=amendment.item.extra_minute,
     )
-    if amendment.item.type in PUSH_TYPES and ("type" in amendment.changed or amendment.restored):
-        writer.key_moments.append(f"{amendment.item.type.value}:{_side(amendment.item)}")
 
 
 async def _retract(writer: _LogWriter, known: KnownEvent) -> None:
@@ -297,14 +354,13 @@ async def _retract(writer: _LogWriter, known: KnownEvent) -> None:
             "stream": known.body.get("stream"),
             "provider_event_id": known.body.get("provider_id"),
             "type": item_type,
+            "side": known.body.get("side"),
         },
         match_event_id=known.id,
         target_seq=known.first_seq,
         minute=known.body.get("minute"),
         extra_minute=known.body.get("extra_minute"),
     )
-    if item_type in {t.value for t in PUSH_TYPES}:
-        writer.key_moments.append(f"retraction:{item_type}")
 
 
 async def _update_event(conn: AsyncConnection, event_id: int, item: Item, *, restore: bool) -> None:
@@ -414,7 +470,25 @@ async def _announce(
     )
 
 
-def _summary(snapshot: Snapshot, decided: IngestPlan, writer: _LogWriter) -> IngestSummary:
+async def _moments_between(conn: AsyncConnection, fixture_id: int, after: int, upto: int) -> tuple[str, ...]:
+    """The key moments of the provider's entries with `after < seq <= upto`, in log order."""
+    rows = await conn.execute(
+        select(timeline_item.c.kind, timeline_item.c.body)
+        .where(
+            timeline_item.c.fixture_id == fixture_id,
+            timeline_item.c.seq > after,
+            timeline_item.c.seq <= upto,
+            timeline_item.c.origin == "provider",
+            timeline_item.c.kind.in_(MOMENT_KINDS),
+        )
+        .order_by(timeline_item.c.seq)
+    )
+    return moments_of((row.kind, row.body) for row in rows)
+
+
+def _summary(
+    snapshot: Snapshot, decided: IngestPlan, writer: _LogWriter, unreported: tuple[str, ...]
+) -> IngestSummary:
     return IngestSummary(
         fixture_id=snapshot.fixture_id,
         version=writer.seq,
@@ -425,6 +499,7 @@ def _summary(snapshot: Snapshot, decided: IngestPlan, writer: _LogWriter) -> Ing
         away=decided.board.away,
         minute=snapshot.minute,
         kickoff=snapshot.kickoff,
-        key_moments=tuple(writer.key_moments),
+        key_moments=(*unreported, *writer.key_moments),
         pending_misses=len(decided.misses),
+        trace_id=writer.trace_id,
     )
