@@ -144,6 +144,8 @@ class CommitResult(_Message):
     last_seq: int
     stored_seq: int | None = None
     """For `duplicate`: the seq the first command was logged at, if it was accepted."""
+    trace_id: str | None = None
+    """The trace id the commit stored with the command (the desk request's)."""
 
 
 class Touched(_Message):

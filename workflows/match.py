@@ -220,6 +220,7 @@ class MatchWorkflow:
                         away=board.away,
                         minute=decision.commit.minute,
                         key_moments=decision.moments,
+                        trace_id=result.trace_id,
                     ),
                 )
             if result.status is CommitStatus.DUPLICATE:
@@ -387,8 +388,8 @@ class MatchWorkflow:
             watch.cancel()
             try:
                 await watch
-            except (ActivityError, asyncio.CancelledError):
-                pass
+            except ActivityError:
+                pass  # the cancellation we asked for
             return None
         result: WatchResult = await watch
         before, self._progress = self._progress, result.progress
@@ -401,7 +402,9 @@ class MatchWorkflow:
         if not self._started:
             if summary.state in STARTED_STATES:
                 self._started = True
-                self._push_later(start_push(self._fixture_id, summary.progress, workflow.now()))
+                self._push_later(
+                    start_push(self._fixture_id, summary.progress, workflow.now(), summary.trace_id)
+                )
             return
         self._push_later(update_push(self._fixture_id, before, summary, workflow.now()))
 

@@ -78,10 +78,13 @@ def update_push(fixture_id: int, previous: MatchProgress, summary: IngestSummary
         alert=paced.alert,
         routine=paced.routine,
         timestamp=int(at.timestamp()),
+        trace_id=summary.trace_id,
     )
 
 
-def start_push(fixture_id: int, progress: MatchProgress, at: datetime) -> PushInput:
+def start_push(
+    fixture_id: int, progress: MatchProgress, at: datetime, trace_id: str | None = None
+) -> PushInput:
     """Push-to-start for every follower at kick-off (priority 10; a start always carries an alert)."""
     return PushInput(
         fixture_id=fixture_id,
@@ -91,6 +94,7 @@ def start_push(fixture_id: int, progress: MatchProgress, at: datetime) -> PushIn
         state=live_state(progress),
         alert=True,
         timestamp=int(at.timestamp()),
+        trace_id=trace_id,
     )
 
 

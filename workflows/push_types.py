@@ -79,6 +79,9 @@ class PushInput(_Message):
     """`stale-date` = timestamp + this, on `start` and `update`."""
     dismiss_after_seconds: Annotated[int, Field(ge=0, le=4 * 3600)] = 900
     """`dismissal-date` = timestamp + this, on `end` (0 dismisses at once)."""
+    trace_id: Annotated[str, Field(max_length=64)] | None = None
+    """The trace of the change that caused the push (a provider poll or a desk request), so its
+    log lines and `push_attempt` rows are found with the change's."""
 
     @property
     def effect(self) -> str:

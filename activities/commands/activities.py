@@ -42,8 +42,9 @@ class CommandActivities:
 
     @activity.defn(name=COMMIT_ACTIVITY)
     async def commit_command(self, data: CommitInput) -> CommitResult:
+        trace_id = current_trace_id()
         try:
-            result = await self._store.commit(data, current_trace_id())
+            result = await self._store.commit(data, trace_id)
         except UnknownFixture as error:
             raise ApplicationError(str(error), type="UnknownFixture", non_retryable=True) from error
         log.info(
@@ -57,7 +58,7 @@ class CommandActivities:
         )
         if result.status is CommitStatus.COMMITTED and data.seq is not None:
             self._refresh_later(data.fixture_id)
-        return result
+        return result.model_copy(update={"trace_id": trace_id})
 
     def _refresh_later(self, fixture_id: int) -> None:
         """Refresh the fans' read copy after answering: the desk must not wait for a cache.

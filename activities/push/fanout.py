@@ -36,7 +36,7 @@ from activities.push.payloads import build, variants
 from activities.push.store import PushStore, Target
 from scoreline.logging import get_logger
 from scoreline.settings import Settings
-from scoreline.tracing import current_trace_id
+from scoreline.tracing import bound_trace, current_trace_id
 from workflows.push_types import PUSH_ACTIVITY, PushInput, PushResult
 
 log = get_logger(__name__)
@@ -103,7 +103,9 @@ class PushActivities:
     @activity.defn(name=PUSH_ACTIVITY)
     async def push_live_activities(self, push: PushInput) -> PushResult:
         """Send `push` to every target once; see the module docstring."""
-        return await _Fanout(self._engine, self._client, self._config, push).run()
+        # The change's own trace (a poll's or a desk request's) wins over the workflow's.
+        with bound_trace(push.trace_id) if push.trace_id else contextlib.nullcontext():
+            return await _Fanout(self._engine, self._client, self._config, push).run()
 
 
 class _Fanout:

@@ -35,6 +35,8 @@ class EntryView(BaseModel):
     target_seq: int | None
     body: dict[str, Any]
     created_at: datetime
+    trace_id: str | None = None
+    """The trace of the request or provider poll that logged it: one search finds its whole path."""
 
 
 class LiveValue(BaseModel):
@@ -110,6 +112,7 @@ async def load_entries(conn: AsyncConnection, fixture_id: int, after: int, upto:
             timeline_item.c.target_seq,
             timeline_item.c.body,
             timeline_item.c.created_at,
+            timeline_item.c.trace_id,
         )
         .where(
             timeline_item.c.fixture_id == fixture_id,
