@@ -43,7 +43,9 @@ def format_duration(value: timedelta | None) -> str:
     """The inverse of `parse_duration`, for env files the dev stack writes."""
     if value is None:
         return "off"
-    return f"{value.total_seconds():g}s"
+    # Fixed point, never `:g`: 30 days in `g` form is `2.592e+06s`, which does not parse back.
+    seconds = f"{value.total_seconds():.6f}".rstrip("0").rstrip(".")
+    return f"{seconds}s"
 
 
 def _required(text: str | float | timedelta) -> timedelta:

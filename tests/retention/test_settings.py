@@ -1,0 +1,53 @@
+"""Retention settings: ages in days, `off` per table, and what the Schedule's runs are given."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from scoreline.durations import format_duration, parse_duration
+from scoreline.settings import Settings
+from workers.schedules import retention_input
+from workflows.retention import DAY, RetentionInput
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("7d", timedelta(days=7)), ("1.5d", timedelta(hours=36)), (" 30 d ", timedelta(days=30))],
+)
+def test_durations_accept_days(text: str, expected: timedelta) -> None:
+    """`d` is a unit (retention ages are written in days); it round-trips through the env file form."""
+    assert parse_duration(text) == expected
+    assert parse_duration(format_duration(expected)) == expected
+
+
+def test_the_defaults_are_the_documented_ages(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hourly; outbox and superseded documents 7 days, push attempts, commands, effect log 30; batches of 1,000."""
+    for name in (
+        "INTERVAL",
+        "OUTBOX_AGE",
+        "PUSH_ATTEMPT_AGE",
+        "COMMAND_AGE",
+        "EFFECT_LOG_AGE",
+        "DOCUMENT_AGE",
+        "BATCH",
+    ):
+        monkeypatch.delenv(f"RETENTION_{name}", raising=False)
+    settings = Settings()
+    assert settings.retention_interval == timedelta(hours=1)
+    assert retention_input(settings) == RetentionInput()
+    assert RetentionInput().outbox_age_seconds == 7 * DAY
+    assert RetentionInput().command_age_seconds == 30 * DAY
+
+
+def test_an_age_of_off_keeps_that_table_and_off_pauses_the_schedule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`RETENTION_COMMAND_AGE=off` sends no age for commands (the run skips the table); the rest are read."""
+    monkeypatch.setenv("RETENTION_INTERVAL", "off")
+    monkeypatch.setenv("RETENTION_COMMAND_AGE", "off")
+    monkeypatch.setenv("RETENTION_OUTBOX_AGE", "2d")
+    monkeypatch.setenv("RETENTION_BATCH", "250")
+    settings = Settings()
+    assert settings.retention_interval is None
+    given = retention_input(settings)
+    assert (given.command_age_seconds, given.outbox_age_seconds, given.batch) == (None, 2 * DAY, 250)
