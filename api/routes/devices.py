@@ -5,22 +5,29 @@ route under `/v1/devices/{id}`. Missing or malformed header: 401 `unauthorized`;
 issue or one that was rotated away: 401 `invalid_token`; a valid token of another device: 403
 `other_device`. Bad input is refused before anything is written: 422 `validation_error` naming the
 field (APNs tokens are 64 to 200 hex digits), 413 `payload_too_large` for a body over
-`MAX_BODY_BYTES`, 404 `fixture_not_found`, 409 `live_activity_ended`.
+`MAX_BODY_BYTES` (declared or counted as it arrives, so a chunked body cannot slip past), 404
+`fixture_not_found`, 409 `live_activity_ended`.
 
-Registering an `install_id` that is known already answers 200 (instead of 201) with the same device
-id and a **new** token: the old token stops working at once (rotation; a reinstalled app that lost
-its token gets a working one). Follows and activities are kept.
+Registering an `install_id` that is known already needs that device's current token in
+`Authorization: Bearer`: then it answers 200 (instead of 201) with the same device id and a **new**
+token (the old one stops working at once), the fields refreshed, follows and activities kept.
+Without it, or with any other token, it is 409 `install_registered` and nothing changes: knowing an
+install id must not be enough to take a device over. An app that lost its token registers a new
+install id.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Coroutine
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Request, Response, status
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
+from starlette.types import Message, Receive
 from temporalio.service import RPCError, RPCStatusCode
 
 from api.deps import EngineDep, ResourcesDep
@@ -32,7 +39,7 @@ from scoreline.logging import get_logger
 from workflows.match import MatchWorkflow
 
 MAX_BODY_BYTES = 8 * 1024
-"""Every device request body is a few hundred bytes; anything this large is refused unread."""
+"""Every device request body is a few hundred bytes; reading stops as soon as a body passes this."""
 
 log = get_logger("api.devices")
 
@@ -40,13 +47,47 @@ ApnsToken = Annotated[str, Field(pattern=APNS_TOKEN_PATTERN, description="64 to 
 FixtureId = Annotated[int, Field(ge=1, le=2**63 - 1)]
 
 
-async def _small_body(request: Request) -> None:
-    length = request.headers.get("content-length")
-    if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
-        raise ApiError(413, "payload_too_large", f"request body over {MAX_BODY_BYTES} bytes")
+class _SmallBodyRoute(APIRoute):
+    """A route that refuses a body over `MAX_BODY_BYTES`: by its Content-Length before reading a
+    byte, and by the bytes received while reading (a chunked body declares no length).
+
+    A dependency cannot do this: FastAPI reads the whole body before it runs dependencies. The
+    refusal is a Starlette `HTTPException`, which FastAPI lets through its body parsing (anything
+    else would become a 400) and `api.errors` answers as 413 `payload_too_large`.
+    """
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def limited(request: Request) -> Response:
+            length = request.headers.get("content-length")
+            if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
+                raise _too_large()
+            return await handler(Request(request.scope, _counted(request.receive)))
+
+        return limited
 
 
-router = APIRouter(prefix="/v1/devices", tags=["devices"], dependencies=[Depends(_small_body)])
+def _counted(receive: Receive) -> Receive:
+    received = 0
+
+    async def counting() -> Message:
+        nonlocal received
+        message = await receive()
+        if message["type"] == "http.request":
+            received += len(message.get("body", b""))
+            if received > MAX_BODY_BYTES:
+                raise _too_large()
+        return message
+
+    return counting
+
+
+def _too_large() -> HTTPException:
+    return HTTPException(413, f"request body over {MAX_BODY_BYTES} bytes")
+
+
+router = APIRouter(prefix="/v1/devices", tags=["devices"], route_class=_SmallBodyRoute)
 
 
 class _Body(BaseModel):
@@ -55,7 +96,7 @@ class _Body(BaseModel):
 
 class DeviceRegistration(_Body):
     install_id: Annotated[str, Field(min_length=8, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$")]
-    """Made by the app once per install; registering it again rotates the device token."""
+    """Made by the app once per install; registering it again with its device token rotates it."""
     platform: Literal["ios"]
     environment: Literal["sandbox", "production"]
     """The APNs environment the app's tokens belong to (a debug build: sandbox)."""
@@ -104,19 +145,28 @@ class LiveActivityList(BaseModel):
     live_activities: list[LiveActivity]
 
 
+def _bearer(request: Request) -> str | None:
+    """The `Authorization: Bearer` token; None without the header, 401 when it is malformed."""
+    header = request.headers.get("authorization")
+    if header is None:
+        return None
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise HTTPException(
+            401, "Authorization is not 'Bearer <token>'", headers={"WWW-Authenticate": "Bearer"}
+        )
+    return token
+
+
 async def _authenticated(
     device_id: Annotated[uuid.UUID, Path(description="The device id from registration.")],
     request: Request,
     engine: EngineDep,
 ) -> uuid.UUID:
-    header = request.headers.get("authorization")
-    scheme, _, token = (header or "").partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not token:
-        message = (
-            "missing Authorization header" if header is None else "Authorization is not 'Bearer <token>'"
-        )
-        raise HTTPException(401, message, headers={"WWW-Authenticate": "Bearer"})
+    token = _bearer(request)
+    if token is None:
+        raise HTTPException(401, "missing Authorization header", headers={"WWW-Authenticate": "Bearer"})
     owner = device_of(token)
     stored = None if owner is None else await store.stored_token_hash(engine, owner)
     if owner is None or stored is None or not matches(token, stored):
@@ -135,20 +185,42 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, response_model=DeviceCredentials)
-async def register(body: DeviceRegistration, engine: EngineDep, response: Response) -> DeviceCredentials:
-    """Register an install (201), or register a known one again (200, same id, new token)."""
-    registered = await store.register(
-        engine,
-        store.Registration(
-            install_id=body.install_id,
-            platform=body.platform,
-            environment=body.environment,
-            push_to_start_token=_lower(body.push_to_start_token),
-            app_version=body.app_version,
-            locale=body.locale,
-        ),
-    )
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    response_model=DeviceCredentials,
+    responses={
+        200: {"model": DeviceCredentials, "description": "A known install, with its token: new token."},
+        401: {"description": "A malformed Authorization header."},
+        409: {"description": "A known install without its current device token: nothing changed."},
+    },
+)
+async def register(
+    body: DeviceRegistration, engine: EngineDep, request: Request, response: Response
+) -> DeviceCredentials:
+    """Register an install (201), or register a known one again with its current device token
+    (200, same id, new token)."""
+    try:
+        registered = await store.register(
+            engine,
+            store.Registration(
+                install_id=body.install_id,
+                platform=body.platform,
+                environment=body.environment,
+                push_to_start_token=_lower(body.push_to_start_token),
+                app_version=body.app_version,
+                locale=body.locale,
+            ),
+            _bearer(request),
+        )
+    except store.InstallRegisteredError as error:
+        log.info("devices.registration_refused", reason="install_registered", device_id=str(error.device_id))
+        raise ApiError(
+            409,
+            "install_registered",
+            "this install_id is registered already; registering it again needs its current device "
+            "token (Authorization: Bearer <token>)",
+        ) from error
     if not registered.created:
         response.status_code = status.HTTP_200_OK
     log.info("devices.registered", device_id=str(registered.device_id), created=registered.created)

@@ -1,7 +1,8 @@
 """Device rows: registration (with secret rotation), push-to-start tokens, follows, Live Activities.
 
 Every write is one transaction that checks what it depends on first (the fixture exists, the
-activity has not ended), so a refused request leaves nothing behind.
+activity has not ended, a known install's caller holds its current token), so a refused request
+leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, Literal
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from scoreline.devices.tokens import hash_token, new_token
+from scoreline.devices.tokens import hash_token, matches, new_token
 
 Environment = Literal["sandbox", "production"]
 
@@ -34,7 +35,8 @@ class Registered:
     device_id: uuid.UUID
     token: str
     created: bool
-    """False: the install was known; same id, new secret (the old one stops working)."""
+    """False: the install was known and the caller held its token; same id, new secret (the old one
+    stops working)."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,14 @@ class ActivityRow:
     updated_at: datetime
 
 
+class InstallRegisteredError(LookupError):
+    """The install id belongs to a device, and the caller did not present that device's current token."""
+
+    def __init__(self, device_id: uuid.UUID) -> None:
+        super().__init__(f"install registered to device {device_id}")
+        self.device_id = device_id
+
+
 class UnknownFixtureError(LookupError):
     """The fixture id names no fixture."""
 
@@ -56,44 +66,65 @@ class ActivityEndedError(RuntimeError):
     """The device's activity for this fixture has ended; a token for it is no use any more."""
 
 
-async def register(engine: AsyncEngine, registration: Registration) -> Registered:
+async def register(engine: AsyncEngine, registration: Registration, token: str | None) -> Registered:
     """Create the device, or refresh a known install and rotate its secret.
 
-    A push-to-start token given here is live again even if an earlier copy of it was deactivated:
-    the app re-registering it is Apple's sign that it works (apns.md §3, 410 handling).
+    A known install is refreshed only for a caller presenting its current `token`: the install id
+    is no secret (logs, backups, a shared phone), and rotating on it alone would hand the device to
+    anyone who learned it while its owner's token stopped working. A push-to-start token given here
+    is live again even if an earlier copy of it was deactivated: the app re-registering it is
+    Apple's sign that it works (apns.md §3, 410 handling).
+
+    Raises:
+        InstallRegisteredError: The install is known and `token` is missing or not its current one.
     """
+    values = {
+        "install_id": registration.install_id,
+        "platform": registration.platform,
+        "environment": registration.environment,
+        "push_to_start_token": registration.push_to_start_token,
+        "app_version": registration.app_version,
+        "locale": registration.locale,
+    }
     async with engine.begin() as conn:
-        row = (
+        device_id = uuid.uuid4()
+        secret = new_token(device_id)
+        inserted = await conn.execute(
+            text(
+                """INSERT INTO device (id, install_id, platform, environment, token_hash,
+                    push_to_start_token, app_version, locale)
+                VALUES (:id, :install_id, :platform, :environment, :token_hash,
+                    :push_to_start_token, :app_version, :locale)
+                ON CONFLICT (install_id) DO NOTHING
+                RETURNING id"""
+            ),
+            {**values, "id": device_id, "token_hash": hash_token(secret)},
+        )
+        if inserted.first() is not None:
+            return Registered(device_id, secret, created=True)
+        # Locked, so two re-registrations with the same token cannot both rotate it.
+        known = (
             await conn.execute(
-                text(
-                    """INSERT INTO device (install_id, platform, environment, token_hash,
-                        push_to_start_token, app_version, locale)
-                    VALUES (:install_id, :platform, :environment, '', :push_to_start_token, :app_version, :locale)
-                    ON CONFLICT (install_id) DO UPDATE SET
-                        platform = excluded.platform, environment = excluded.environment,
-                        push_to_start_token = COALESCE(excluded.push_to_start_token, device.push_to_start_token),
-                        push_to_start_active = CASE WHEN excluded.push_to_start_token IS NULL
-                            THEN device.push_to_start_active ELSE true END,
-                        app_version = excluded.app_version, locale = excluded.locale, updated_at = now()
-                    RETURNING id, (xmax = 0) AS created"""
-                ),
-                {
-                    "install_id": registration.install_id,
-                    "platform": registration.platform,
-                    "environment": registration.environment,
-                    "push_to_start_token": registration.push_to_start_token,
-                    "app_version": registration.app_version,
-                    "locale": registration.locale,
-                },
+                text("SELECT id, token_hash FROM device WHERE install_id = :install_id FOR UPDATE"),
+                {"install_id": registration.install_id},
             )
         ).one()
-        device_id: uuid.UUID = row.id
-        token = new_token(device_id)
+        if token is None or not matches(token, known.token_hash):
+            raise InstallRegisteredError(known.id)
+        secret = new_token(known.id)
         await conn.execute(
-            text("UPDATE device SET token_hash = :hash WHERE id = :id"),
-            {"hash": hash_token(token), "id": device_id},
+            text(
+                """UPDATE device SET
+                    platform = :platform, environment = :environment, token_hash = :token_hash,
+                    push_to_start_token = COALESCE(CAST(:push_to_start_token AS text), push_to_start_token),
+                    push_to_start_active = CASE WHEN CAST(:push_to_start_token AS text) IS NULL
+                        THEN push_to_start_active ELSE true END,
+                    app_version = :app_version, locale = :locale, updated_at = now()
+                WHERE id = :id"""
+            ),
+            {**values, "id": known.id, "token_hash": hash_token(secret)},
         )
-    return Registered(device_id, token, bool(row.created))
+    return Registered(known.id, secret, created=False)
 
 
 async def stored_token_hash(engine: AsyncEngine, device_id: uuid.UUID) -> str | None:

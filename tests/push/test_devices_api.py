@@ -1,4 +1,7 @@
-"""The device API over real HTTP: registration and rotation, auth, precise 4xx, and nothing stored on error."""
+"""The device API over real HTTP: registration and rotation, auth, precise 4xx, and nothing stored on error.
+
+Re-registration without the device's token and chunked bodies: `test_device_registration.py`.
+"""
 
 from __future__ import annotations
 
@@ -52,7 +55,8 @@ async def count(db: asyncpg.Connection, table: str) -> int:
 async def test_register_stores_a_hashed_secret_and_reregistering_rotates_it(
     api: httpx.AsyncClient, db: asyncpg.Connection
 ) -> None:
-    """201 with id and token (sha-256 stored); the same install again: 200, same id, new token, old one dead."""
+    """201 with id and token (sha-256 stored); the same install again with that token: 200, same id,
+    new token, old one dead."""
     created = await api.post("/v1/devices", json=registration())
     assert created.status_code == 201
     first = created.json()
@@ -62,7 +66,11 @@ async def test_register_stores_a_hashed_secret_and_reregistering_rotates_it(
     assert stored["token_hash"] == hashlib.sha256(first["token"].encode()).hexdigest()
     assert (stored["push_to_start_active"], stored["locale"]) == (True, "en-GB")
 
-    again = await api.post("/v1/devices", json=registration(app_version="2.5.0"))
+    again = await api.post(
+        "/v1/devices",
+        json=registration(app_version="2.5.0"),
+        headers={"authorization": f"Bearer {first['token']}"},
+    )
     assert again.status_code == 200
     second = again.json()
     assert second["id"] == first["id"] and second["token"] != first["token"]
