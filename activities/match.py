@@ -93,7 +93,7 @@ class MatchActivities:
         if not force and await self._cached_digest(key) == digest:
             return None
         summary = await self._store.ingest(snapshot, source, current_trace_id(), since=since)
-        if summary.pending_misses == 0:
+        if summary.pending_misses == 0 and not summary.desk_owned:
             # Only a settled state may be skipped next time: a pending miss needs the next listing.
             await self._remember_digest(key, digest)
         await refresh_cache(self._engine, self._redis, snapshot.fixture_id)
@@ -247,6 +247,8 @@ class _Watch:
             return None, "live"
 
     def _material(self, summary: IngestSummary) -> bool:
+        if summary.desk_owned:
+            return False  # the workflow cancels this watch as soon as it sees the mode switch
         known = self.known
         return (
             summary.state != known.state

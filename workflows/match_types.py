@@ -30,6 +30,9 @@ PLAYING_STATES = frozenset(
 )
 """States in which the ball is in play: polled at the live interval."""
 
+STARTED_STATES = PLAYING_STATES | BREAK_STATES | OVER_STATES
+"""Once a match is in one of these, its followers' Live Activities have been started."""
+
 
 class _Message(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -62,6 +65,8 @@ class IngestSummary(_Message):
     pending_misses: int = 0
     trace_id: str | None = None
     """The trace id the change was logged with (a provider poll's own, or the desk request's)."""
+    desk_owned: bool = False
+    """Desks own the score: the snapshot refreshed only the fixture's facts, nothing was logged."""
 
     @property
     def progress(self) -> MatchProgress:

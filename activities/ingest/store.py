@@ -17,6 +17,7 @@ from sqlalchemy import func, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from activities.ingest.fixture_rows import sync_fixtures, upsert_fixture
 from activities.ingest.plan import (
     Amendment,
     Board,
@@ -55,8 +56,10 @@ class IngestStore:
         anyone (its worker died after the commit): their moments are reported now, once.
         """
         async with self._engine.begin() as conn:
-            await upsert_fixture(conn, snapshot)
+            mode = await upsert_fixture(conn, snapshot)
             board = await _load_board(conn, snapshot.fixture_id)
+            if mode == "desk":
+                return _desk_owned(snapshot, board)
             known = await _load_known(conn, snapshot.fixture_id)
             decided = plan(snapshot, known, board)
             writer = _LogWriter(conn, snapshot.fixture_id, board.version, trace_id)
@@ -114,11 +117,10 @@ class IngestStore:
             trace_id=row.trace_id,
         )
 
-    async def upsert_fixtures(self, snapshots: list[Snapshot]) -> None:
-        """Refresh the fixture rows of a fixture list, in one transaction, touching no log."""
+    async def upsert_fixtures(self, snapshots: list[Snapshot]) -> int:
+        """Refresh a fixture list's rows (`fixture_rows.sync_fixtures`); returns the rows written."""
         async with self._engine.begin() as conn:
-            for snapshot in snapshots:
-                await upsert_fixture(conn, snapshot)
+            return await sync_fixtures(conn, snapshots)
 
 
 class _LogWriter:
@@ -161,45 +163,6 @@ class _LogWriter:
             )
         )
         return self.seq
-
-
-async def upsert_fixture(conn: AsyncConnection, snapshot: Snapshot) -> None:
-    """Insert or refresh the fixture row; a relation the provider left out keeps its stored value."""
-    teams = snapshot.participants
-    values: dict[str, Any] = {
-        "id": snapshot.fixture_id,
-        "sport": snapshot.sport.value,
-        "league_id": snapshot.league_id,
-        "season_id": snapshot.season_id,
-        "name": snapshot.name or f"fixture {snapshot.fixture_id}",
-        "starting_at": snapshot.kickoff,
-        "state": snapshot.state.value,
-        "provider_state_id": snapshot.provider_state_id,
-        "home_team": _team(teams.home) if teams and teams.home else None,
-        "away_team": _team(teams.away) if teams and teams.away else None,
-    }
-    statement = insert(fixture).values(**values)
-    excluded = statement.excluded
-    await conn.execute(
-        statement.on_conflict_do_update(
-            index_elements=[fixture.c.id],
-            set_={
-                "name": excluded.name,
-                "starting_at": func.coalesce(excluded.starting_at, fixture.c.starting_at),
-                "state": excluded.state,
-                "provider_state_id": excluded.provider_state_id,
-                "league_id": func.coalesce(excluded.league_id, fixture.c.league_id),
-                "season_id": func.coalesce(excluded.season_id, fixture.c.season_id),
-                "home_team": func.coalesce(excluded.home_team, fixture.c.home_team),
-                "away_team": func.coalesce(excluded.away_team, fixture.c.away_team),
-                "updated_at": func.now(),
-            },
-        )
-    )
-
-
-def _team(team: Any) -> dict[str, Any]:
-    return {"id": team.id, "name": team.name, "short_code": team.short_code, "image": team.image_path}
 
 
 async def _load_board(conn: AsyncConnection, fixture_id: int) -> Board:
@@ -484,6 +447,20 @@ async def _moments_between(conn: AsyncConnection, fixture_id: int, after: int, u
         .order_by(timeline_item.c.seq)
     )
     return moments_of((row.kind, row.body) for row in rows)
+
+
+def _desk_owned(snapshot: Snapshot, board: Board) -> IngestSummary:
+    """Desks own the score: the provider's view was not logged; the stored board stands."""
+    return IngestSummary(
+        fixture_id=snapshot.fixture_id,
+        version=board.version,
+        previous_version=board.version,
+        state=MatchState(board.state),
+        home=board.home,
+        away=board.away,
+        kickoff=snapshot.kickoff,
+        desk_owned=True,
+    )
 
 
 def _summary(
