@@ -5,8 +5,9 @@ A key the `command` table already holds is answered from there at once (duplicat
 run. Anything else goes to the match workflow's `submit` Update with update id = key, so a resend
 while the first is still in flight attaches to it instead of running twice. A workflow that is not
 running (a desk-only fixture before its first command, a match whose run has ended) is started by
-update-with-start; only then is the fixture row read (to start it, or to answer 404). If the answer takes longer than `COMMAND_ANSWER_TIMEOUT`, the desk hears
-`try_again` while the update keeps going.
+update-with-start (`MatchRuns`, from the facts Postgres holds); only then is the fixture row read
+(to start it, or to answer 404). If the answer takes longer than `COMMAND_ANSWER_TIMEOUT`, the desk
+hears `try_again` while the update keeps going.
 """
 
 from __future__ import annotations
@@ -14,39 +15,16 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Literal
 
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncEngine
-from temporalio.client import (
-    Client,
-    WithStartWorkflowOperation,
-    WorkflowUpdateFailedError,
-    WorkflowUpdateRPCTimeoutOrCancelledError,
-)
-from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.client import WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.commands.store import CommandStore
-from scoreline.db.tables import fixture
 from scoreline.settings import Settings
-from workers.main import match_options
+from scoreline.temporal.match_runs import MatchRuns, UnknownFixture, match_workflow_id
 from workflows.command_types import CommandAnswer, CommandRequest, Outcome, Reason
-from workflows.match import MatchInput, MatchWorkflow
-from workflows.rules import Mode
-
-
-@dataclass(frozen=True)
-class FixtureFacts:
-    """What starting a fixture's workflow needs."""
-
-    id: int
-    kickoff: datetime | None
-    source: Literal["provider", "desk"]
-    mode: Mode
+from workflows.match import MatchWorkflow
 
 
 class WorkflowRefused(Exception):
@@ -56,10 +34,6 @@ class WorkflowRefused(Exception):
         super().__init__(message)
         self.message = message
         self.path = path
-
-
-class UnknownFixture(LookupError):
-    """No such fixture: nothing was sent to Temporal, or the workflow found no row for it."""
 
 
 UNSTORED_FIXTURE = "UnknownFixture"
@@ -82,20 +56,6 @@ def payload_hash(fixture_id: int, code: str, input: object, saw: int) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-async def fixture_facts(engine: AsyncEngine, fixture_id: int) -> FixtureFacts | None:
-    async with engine.connect() as conn:
-        row = (
-            await conn.execute(
-                select(fixture.c.starting_at, fixture.c.source, fixture.c.scoring_mode).where(
-                    fixture.c.id == fixture_id
-                )
-            )
-        ).first()
-    if row is None:
-        return None
-    return FixtureFacts(id=fixture_id, kickoff=row.starting_at, source=row.source, mode=row.scoring_mode)
-
-
 async def stored_answer(
     store: CommandStore, fixture_id: int, request: CommandRequest
 ) -> CommandAnswer | None:
@@ -112,7 +72,7 @@ async def stored_answer(
 
 
 async def submit(
-    client: Client, settings: Settings, engine: AsyncEngine, fixture_id: int, request: CommandRequest
+    runs: MatchRuns, settings: Settings, fixture_id: int, request: CommandRequest
 ) -> CommandAnswer:
     """The workflow's answer to `request`.
 
@@ -127,7 +87,7 @@ async def submit(
     """
     try:
         return await asyncio.wait_for(
-            _send(client, settings, engine, fixture_id, request),
+            _send(runs, fixture_id, request),
             settings.command_answer_timeout.total_seconds(),
         )
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError) as error:
@@ -155,33 +115,15 @@ def _names_unstored_fixture(error: BaseException | None) -> bool:
     return False
 
 
-async def _send(
-    client: Client, settings: Settings, engine: AsyncEngine, fixture_id: int, request: CommandRequest
-) -> CommandAnswer:
-    workflow_id = f"match-{fixture_id}"
+async def _send(runs: MatchRuns, fixture_id: int, request: CommandRequest) -> CommandAnswer:
+    client = runs.client
     try:
-        return await client.get_workflow_handle_for(MatchWorkflow.run, workflow_id).execute_update(
-            MatchWorkflow.submit, request, id=request.key
-        )
+        handle = client.get_workflow_handle_for(MatchWorkflow.run, match_workflow_id(fixture_id))
+        return await handle.execute_update(MatchWorkflow.submit, request, id=request.key)
     except RPCError as error:
         if error.status is not RPCStatusCode.NOT_FOUND:
             raise
-    facts = await fixture_facts(engine, fixture_id)
-    if facts is None:
-        raise UnknownFixture(fixture_id)
-    start = WithStartWorkflowOperation(
-        MatchWorkflow.run,
-        MatchInput(
-            fixture_id=facts.id,
-            kickoff=facts.kickoff,
-            options=match_options(settings),
-            source=facts.source,
-            mode=facts.mode,
-        ),
-        id=workflow_id,
-        task_queue=settings.temporal_task_queue,
-        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-    )
+    facts = await runs.facts(fixture_id)
     return await client.execute_update_with_start_workflow(
-        MatchWorkflow.submit, request, id=request.key, start_workflow_operation=start
+        MatchWorkflow.submit, request, id=request.key, start_workflow_operation=runs.start_operation(facts)
     )

@@ -11,6 +11,7 @@ from temporalio.client import Client
 
 from scoreline.settings import Settings
 from scoreline.temporal.client import connect_from
+from scoreline.temporal.match_runs import MatchRuns
 
 
 @dataclass
@@ -28,3 +29,7 @@ class Resources:
                 if self._temporal is None:
                     self._temporal = await connect_from(self.settings)
         return self._temporal
+
+    async def match_runs(self) -> MatchRuns:
+        """Starts or reaches `match-{id}` runs the one way there is (connects Temporal if needed)."""
+        return MatchRuns.from_settings(await self.temporal(), self.engine, self.settings)

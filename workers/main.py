@@ -35,9 +35,10 @@ from scoreline.logging import get_logger
 from scoreline.redis_client import shared_redis
 from scoreline.settings import Settings
 from scoreline.temporal.client import connect_from
+from scoreline.temporal.match_runs import MatchRuns
 from workers.schedules import ensure_fixture_sync_schedule, ensure_retention_schedule
 from workflows.fixture_sync import FixtureSyncWorkflow
-from workflows.match import MatchOptions, MatchWorkflow
+from workflows.match import MatchWorkflow
 from workflows.probe import WorkerProbeWorkflow
 from workflows.replay import ReplayFixtureWorkflow
 from workflows.retention import RetentionWorkflow
@@ -77,16 +78,6 @@ async def worker_dependencies(settings: Settings) -> AsyncIterator[WorkerDepende
         yield WorkerDependencies(engine=engine, redis=redis, provider=provider, apns=apns)
 
 
-def match_options(settings: Settings) -> MatchOptions:
-    """The lifecycle timings every MatchWorkflow this deployment starts runs with."""
-    return MatchOptions(
-        kickoff_lead_seconds=settings.kickoff_lead.total_seconds(),
-        settle_seconds=settings.full_time_settle.total_seconds(),
-        heartbeat_timeout_seconds=settings.watch_heartbeat_timeout.total_seconds(),
-        watch_task_queue=settings.temporal_watch_task_queue,
-    )
-
-
 def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) -> list[Worker]:
     """The main-queue worker (workflows, short activities) and the watch-queue worker."""
     store = IngestStore(deps.engine)
@@ -96,9 +87,7 @@ def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) 
         reconcile=settings.reconcile_interval,
     )
     matches = MatchActivities(deps.provider, store, deps.engine, deps.redis, polling)
-    fixtures = FixtureActivities(
-        deps.provider, store, client, settings.temporal_task_queue, match_options(settings)
-    )
+    fixtures = FixtureActivities(deps.provider, store, MatchRuns.from_settings(client, deps.engine, settings))
     probe = ProbeActivities(deps.engine, deps.redis)
     commands = CommandActivities(deps.engine, deps.redis)
     pushes = PushActivities(deps.engine, deps.apns, FanoutConfig.from_settings(settings))

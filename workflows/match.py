@@ -8,17 +8,22 @@ The lifecycle (design §2):
 4. postponed: wait for the new start time, rechecking now and then, or give up after a while;
    suspended / delayed / interrupted: keep watching; cancelled / abandoned / awarded: end cleanly;
 5. continue-as-new when Temporal suggests it, after every handler finished, carrying only the
-   compact progress and the desk book.
+   compact progress, the desk book and the queued pushes.
 
-Desk commands arrive as the `submit` Update (design §4). They are serialised by one lock, decided
-by the pure `workflows.desk`, and answered only after the commit local activity returned. While
-desks own the score (`desk` mode) the provider is not watched at all; an operator's mode switch
-cancels or restarts the watch.
+A provider that stays down through the backfill or a postponed recheck never fails the match: the
+fetch is given up, the end push goes out with what is known, and a later replay can amend it.
+
+Two parts live in their own classes, owned here: the desk commands (`match_desk`: the `submit`
+Update, serialised and answered only after the commit) and the Live Activity pushes
+(`match_pushes`: lanes, stamping, coalescing). While desks own the score (`desk` mode) the provider
+is not watched at all; an operator's mode switch cancels or restarts the watch.
+
+A run may start for a match that is over (a desk command after the end): the command is decided
+against the stored state, and the run ends once it is answered, unless it reopened the match.
 """
 
 from __future__ import annotations
 
-import asyncio
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -28,20 +33,13 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.command_types import (
-        CommandAnswer,
-        CommandRequest,
-        CommitResult,
-        CommitStatus,
-        DeskContext,
-        Outcome,
-        Reason,
-    )
-    from workflows.desk import DeskBook, decide, desk_progress, open_book
+    from workflows.command_types import CommandAnswer, CommandRequest
+    from workflows.desk import DeskBook
+    from workflows.match_desk import DeskCommands
+    from workflows.match_pushes import PushQueue
     from workflows.match_types import (
-        BREAK_STATES,
         OVER_STATES,
-        PLAYING_STATES,
+        STARTED_STATES,
         FetchInput,
         IngestSummary,
         MatchProgress,
@@ -49,35 +47,22 @@ with workflow.unsafe.imports_passed_through():
         WatchResult,
     )
     from workflows.push_plan import end_push, start_push, update_push
-    from workflows.push_types import PUSH_ACTIVITY, PushInput, PushResult
+    from workflows.push_types import PushInput
     from workflows.rules import CommandShapeError, Mode, parse_command
     from workflows.snapshot import MatchState
 
 WATCH_ACTIVITY = "watch_match"
 FETCH_ACTIVITY = "fetch_and_ingest"
-COMMIT_ACTIVITY = "commit_command"
-CONTEXT_ACTIVITY = "load_desk_context"
-MAX_COMMIT_ATTEMPTS = 5
-"""Times a command is re-decided because the provider ingest wrote first, before `try_again`."""
+FOLLOWERS_CHANGED = "followers_changed"
+"""The signal a follow sends (`MatchRuns.tell_followers_changed`)."""
+POSTPONED_PATCH = "postponed-recheck-first"
+"""Runs recorded when a postponed match slept before its first recheck replay that way; a run now
+rechecks at once (a rescheduled fixture's new run must not wait out an interval first)."""
 
-PUSHES_PATCH = "live-activity-pushes"
-"""Runs recorded before Live Activity pushes existed replay without them."""
-
-STARTED_STATES = PLAYING_STATES | BREAK_STATES | OVER_STATES
-"""Once a match is in one of these, its followers' Live Activities have been started."""
-
-PUSH_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1),
-    maximum_interval=timedelta(seconds=30),
-    maximum_attempts=20,
-    non_retryable_error_types=["ApnsConfigError", "UnknownFixture"],
+FETCH_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=2), maximum_interval=timedelta(minutes=1), maximum_attempts=20
 )
-
-COMMIT_RETRY = RetryPolicy(
-    initial_interval=timedelta(milliseconds=200), maximum_interval=timedelta(seconds=5)
-)
-"""A commit retries until Postgres answers: the desk hears `try_again` from the API meanwhile, and
-its resend with the same key attaches to this same, still running, update."""
+"""About 15 minutes of provider errors before a one-off fetch is given up (and the match goes on)."""
 
 
 class MatchOptions(BaseModel):
@@ -96,6 +81,9 @@ class MatchOptions(BaseModel):
 
 
 class MatchInput(BaseModel):
+    """How a run starts: from the database's facts (`scoreline.temporal.match_runs`), or from the
+    previous run's state when it continued as new. Fields are only added, with defaults."""
+
     model_config = ConfigDict(frozen=True)
 
     fixture_id: int
@@ -112,6 +100,8 @@ class MatchInput(BaseModel):
     pending_pushes: tuple[PushInput, ...] = ()
     """Pushes queued but not sent when the previous run continued as new; sent first."""
     last_push_timestamp: int = 0
+    followers_waiting: bool = False
+    """Followers who came after kick-off still wait for their Live Activity to be started."""
 
 
 class MatchOutcome(BaseModel):
@@ -128,36 +118,35 @@ class MatchOutcome(BaseModel):
 class MatchWorkflow:
     @workflow.init
     def __init__(self, start: MatchInput) -> None:
+        self.current = start.progress
         self._fixture_id = start.fixture_id
         self._source = start.source
-        self._initial_mode = start.mode
-        self._progress = start.progress
-        self._book = start.book
-        self._commands = asyncio.Lock()
-        self._started = start.live_activities_started
-        self._pending_pushes: list[PushInput] = list(start.pending_pushes)
-        self._pusher: asyncio.Task[None] | None = None
-        self._draining = False
-        self._last_push_timestamp = start.last_push_timestamp
-        self._pushes_patched: bool | None = None
-
-    def _scoring(self) -> Mode:
-        return self._book.rules.mode if self._book is not None else self._initial_mode
+        self._desk = DeskCommands(
+            start.fixture_id, source=start.source, mode=start.mode, book=start.book, run=self
+        )
+        self._pushes = PushQueue(
+            start.fixture_id,
+            lambda: self.current,
+            started=start.live_activities_started,
+            carried=start.pending_pushes,
+            last_timestamp=start.last_push_timestamp,
+            followers_waiting=start.followers_waiting,
+        )
+        self._rechecked = False
 
     def _interrupted(self) -> bool:
         """Why a running watch (or desk wait) must stop: the score changed hands, or history is long."""
-        return self._scoring() == "desk" or workflow.info().is_continue_as_new_suggested()
+        return self._desk.mode == "desk" or workflow.info().is_continue_as_new_suggested()
 
     @workflow.query
     def progress(self) -> MatchProgress:
         """Where the match stands, for operators (Temporal UI → Queries)."""
-        return self._progress
+        return self.current
 
     @workflow.update
     async def submit(self, request: CommandRequest) -> CommandAnswer:
         """A desk command: answered only once its commit returned (design §4)."""
-        async with self._commands:
-            return await self._submit(request)
+        return await self._desk.submit(request)
 
     @submit.validator
     def _check_shape(self, request: CommandRequest) -> None:
@@ -167,123 +156,61 @@ class MatchWorkflow:
         except CommandShapeError as error:
             raise ApplicationError(error.message, {"path": error.path}, type="CommandShapeError") from None
 
-    @workflow.signal
+    @workflow.signal(name=FOLLOWERS_CHANGED)
     def followers_changed(self) -> None:
-        """A device followed the match: after kick-off its Live Activity starts at once (the
-        `effect_log` gate skips the followers that already have one)."""
-        if self._started:
-            self._push_later(start_push(self._fixture_id, self._progress, workflow.now()))
+        """Devices followed the match: after kick-off their Live Activities start at once."""
+        self._pushes.followers_changed()
 
-    async def _submit(self, request: CommandRequest) -> CommandAnswer:
-        for _ in range(MAX_COMMIT_ATTEMPTS):
-            book = (self._book or await self._open_book()).moved_to(self._progress.version)
-            decision = decide(
-                book, self._fixture_id, request, self._progress, has_provider=self._source == "provider"
-            )
-            result: CommitResult = await workflow.execute_local_activity(
-                COMMIT_ACTIVITY,
-                decision.commit,
-                result_type=CommitResult,
-                start_to_close_timeout=timedelta(seconds=10),
-                retry_policy=COMMIT_RETRY,
-            )
-            if result.status is CommitStatus.MOVED:
-                self._book = book.moved_to(result.last_seq)
-                continue
-            if result.status is CommitStatus.KEY_REUSED:
-                return CommandAnswer(
-                    outcome=Outcome.REFUSED,
-                    reason=Reason(code="key_reused", message="this key was already used for another command"),
+    def changed(self, before: MatchProgress, change: IngestSummary) -> None:
+        """The Live Activity push a change deserves: push-to-start at kick-off, an update after."""
+        if not self._pushes.started:
+            if change.state in STARTED_STATES:
+                self._pushes.started = True
+                self._pushes.add(
+                    start_push(self._fixture_id, change.progress, workflow.now(), change.trace_id)
                 )
-            ours = result.status is CommitStatus.COMMITTED or (
-                decision.commit.seq is not None and result.stored_seq == decision.commit.seq
-            )
-            before = self._progress
-            self._adopt(decision.after if ours and decision.commit.seq else book.moved_to(result.last_seq))
-            board = decision.commit.board
-            shown = (before.state, before.home, before.away)
-            if (
-                ours
-                and decision.commit.seq is not None
-                and board is not None
-                and (decision.moments or shown != (board.state, board.home, board.away))
-            ):
-                self._after_change(
-                    before,
-                    IngestSummary(
-                        fixture_id=self._fixture_id,
-                        version=decision.commit.seq,
-                        previous_version=decision.commit.seq - 1,
-                        entries=1,
-                        state=board.state,
-                        home=board.home,
-                        away=board.away,
-                        minute=decision.commit.minute,
-                        key_moments=decision.moments,
-                        trace_id=result.trace_id,
-                    ),
-                )
-            if result.status is CommitStatus.DUPLICATE:
-                return CommandAnswer(outcome=Outcome.DUPLICATE, answer=result.answer)
-            assert result.answer is not None
-            return result.answer
-        return CommandAnswer(
-            outcome=Outcome.TRY_AGAIN,
-            reason=Reason(code="busy", message="the match log kept moving; send the command again"),
-        )
-
-    async def _open_book(self) -> DeskBook:
-        context: DeskContext = await workflow.execute_local_activity(
-            CONTEXT_ACTIVITY,
-            self._fixture_id,
-            result_type=DeskContext,
-            start_to_close_timeout=timedelta(seconds=10),
-            retry_policy=COMMIT_RETRY,
-        )
-        book = open_book(context)
-        self._adopt(book)
-        return book
-
-    def _adopt(self, book: DeskBook) -> None:
-        """The book after a commit; when desks own the score it also is the match's progress."""
-        self._book = book
-        self._progress = desk_progress(book) or self._progress
+            return
+        self._pushes.add(update_push(self._fixture_id, before, change, workflow.now()))
 
     @workflow.run
     async def run(self, start: MatchInput) -> MatchOutcome:
         options = start.options
-        if self._pending_pushes:
-            self._pusher = asyncio.create_task(self._send_pushes())
+        self._pushes.resume()
         kickoff = start.kickoff
         postponed_since = start.postponed_since
         workflow.logger.info("match workflow started", extra={"fixture_id": start.fixture_id})
+        if self.current.state in OVER_STATES:
+            await workflow.wait_condition(workflow.all_handlers_finished)
+            if self.current.state in OVER_STATES:
+                return self._outcome()
 
-        while self._progress.state not in OVER_STATES:
+        while self.current.state not in OVER_STATES:
             if workflow.info().is_continue_as_new_suggested():
-                # The push in flight finishes here; the queued ones go to the next run.
-                self._draining = True
+                # The pushes in flight finish here; the queued ones go to the next run.
+                self._pushes.pause()
                 await workflow.wait_condition(
-                    lambda: workflow.all_handlers_finished() and (self._pusher is None or self._pusher.done())
+                    lambda: workflow.all_handlers_finished() and self._pushes.idle()
                 )
                 workflow.continue_as_new(
                     MatchInput(
                         fixture_id=start.fixture_id,
                         kickoff=kickoff,
-                        progress=self._progress,
+                        progress=self.current,
                         options=options,
                         postponed_since=postponed_since,
                         source=self._source,
-                        mode=self._scoring(),
-                        book=self._book,
-                        live_activities_started=self._started,
-                        pending_pushes=tuple(self._pending_pushes),
-                        last_push_timestamp=self._last_push_timestamp,
+                        mode=self._desk.mode,
+                        book=self._desk.book,
+                        live_activities_started=self._pushes.started,
+                        pending_pushes=self._pushes.carried(),
+                        last_push_timestamp=self._pushes.last_timestamp,
+                        followers_waiting=self._pushes.followers_waiting,
                     )
                 )
-            if self._scoring() == "desk" or self._source == "desk":
+            if self._desk.mode == "desk" or self._source == "desk":
                 await self._desk_scored(options)
                 continue
-            if self._progress.state is MatchState.POSTPONED:
+            if self.current.state is MatchState.POSTPONED:
                 postponed_since = postponed_since or workflow.now()
                 if workflow.now() - postponed_since > timedelta(seconds=options.postponed_give_up_seconds):
                     workflow.logger.info(
@@ -301,27 +228,30 @@ class MatchWorkflow:
                 kickoff = result.summary.kickoff
             if result.reason == "polling_off":
                 await workflow.sleep(timedelta(seconds=options.polling_off_recheck_seconds))
-            if self._progress.state is MatchState.FINISHED and not await self._full_time_holds(
+            if self.current.state is MatchState.FINISHED and not await self._full_time_holds(
                 start.fixture_id, options
             ):
                 continue
 
-        if self._source == "provider" and self._scoring() == "provider":
+        if self._source == "provider" and self._desk.mode == "provider":
             final = await self._fetch(start.fixture_id, "postmatch")
             if final is not None:
-                self._progress = final.progress
-        if self._started:
-            self._push_later(end_push(start.fixture_id, self._progress, workflow.now()))
-        await workflow.wait_condition(lambda: workflow.all_handlers_finished() and self._pushes_done())
+                self.current = final.progress
+        if self._pushes.started:
+            self._pushes.close(end_push(start.fixture_id, self.current, workflow.now()))
+        await workflow.wait_condition(lambda: workflow.all_handlers_finished() and self._pushes.done())
         workflow.logger.info(
-            "match workflow finished", extra={"fixture_id": start.fixture_id, "state": self._progress.state}
+            "match workflow finished", extra={"fixture_id": start.fixture_id, "state": self.current.state}
         )
+        return self._outcome()
+
+    def _outcome(self) -> MatchOutcome:
         return MatchOutcome(
-            fixture_id=start.fixture_id,
-            state=self._progress.state,
-            home=self._progress.home,
-            away=self._progress.away,
-            version=self._progress.version,
+            fixture_id=self._fixture_id,
+            state=self.current.state,
+            home=self.current.home,
+            away=self.current.away,
+            version=self.current.version,
         )
 
     async def _desk_scored(self, options: MatchOptions) -> None:
@@ -330,21 +260,21 @@ class MatchWorkflow:
         ends."""
         await workflow.wait_condition(
             lambda: (
-                self._progress.state in OVER_STATES
-                or (self._source == "provider" and self._scoring() != "desk")
+                self.current.state in OVER_STATES
+                or (self._source == "provider" and self._desk.mode != "desk")
                 or workflow.info().is_continue_as_new_suggested()
             )
         )
-        if self._progress.state in OVER_STATES:
+        if self.current.state in OVER_STATES:
             try:
                 await workflow.wait_condition(
-                    lambda: self._progress.state not in OVER_STATES, timeout=options.settle_seconds
+                    lambda: self.current.state not in OVER_STATES, timeout=options.settle_seconds
                 )
             except TimeoutError:
                 return
 
     async def _sleep_until_kickoff(self, kickoff: datetime | None, options: MatchOptions) -> None:
-        if kickoff is None or self._progress.state is not MatchState.SCHEDULED:
+        if kickoff is None or self.current.state is not MatchState.SCHEDULED:
             return
         wake = kickoff - timedelta(seconds=options.kickoff_lead_seconds)
         if wake > workflow.now():
@@ -356,17 +286,22 @@ class MatchWorkflow:
             result = await self._watch(fixture_id, options, settle=options.settle_seconds)
             if result is None or result.reason == "settled":
                 return True
-            if self._progress.state is not MatchState.FINISHED:
-                return self._progress.state in OVER_STATES
+            if self.current.state is not MatchState.FINISHED:
+                return self.current.state in OVER_STATES
 
     async def _recheck_postponed(
         self, fixture_id: int, options: MatchOptions, kickoff: datetime | None
     ) -> datetime | None:
-        await workflow.sleep(timedelta(seconds=options.postponed_recheck_seconds))
+        """Fetch the fixture for a new start time; a run's first recheck goes at once (the next
+        call waits an interval first, whatever this one found)."""
+        first = not self._rechecked
+        self._rechecked = True
+        if not (first and workflow.patched(POSTPONED_PATCH)):
+            await workflow.sleep(timedelta(seconds=options.postponed_recheck_seconds))
         summary = await self._fetch(fixture_id, "reconcile")
         if summary is None:
             return kickoff
-        self._progress = summary.progress
+        self.current = summary.progress
         return summary.kickoff or kickoff
 
     async def _watch(
@@ -375,7 +310,7 @@ class MatchWorkflow:
         """One watch, until a material change; None when it was cancelled because `_interrupted`."""
         watch = workflow.start_activity(
             WATCH_ACTIVITY,
-            WatchInput(fixture_id=fixture_id, progress=self._progress, settle_seconds=settle),
+            WatchInput(fixture_id=fixture_id, progress=self.current, settle_seconds=settle),
             result_type=WatchResult,
             task_queue=options.watch_task_queue,
             start_to_close_timeout=timedelta(hours=12),
@@ -389,75 +324,28 @@ class MatchWorkflow:
             try:
                 await watch
             except ActivityError:
-                pass  # the cancellation we asked for
+                pass  # the cancellation asked for above
             return None
         result: WatchResult = await watch
-        before, self._progress = self._progress, result.progress
+        before, self.current = self.current, result.progress
         if result.summary is not None:
-            self._after_change(before, result.summary)
+            self.changed(before, result.summary)
         return result
 
-    def _after_change(self, before: MatchProgress, summary: IngestSummary) -> None:
-        """The Live Activity push a change deserves: push-to-start at kick-off, an update after."""
-        if not self._started:
-            if summary.state in STARTED_STATES:
-                self._started = True
-                self._push_later(
-                    start_push(self._fixture_id, summary.progress, workflow.now(), summary.trace_id)
-                )
-            return
-        self._push_later(update_push(self._fixture_id, before, summary, workflow.now()))
-
-    def _push_later(self, push: PushInput) -> None:
-        """Queue a push behind the ones in flight, so followers see changes in order; a pending
-        routine update is replaced by a newer one (the latest state is what matters)."""
-        if self._pushes_patched is None:
-            self._pushes_patched = workflow.patched(PUSHES_PATCH)
-        if not self._pushes_patched:
-            return
-        # `aps.timestamp` is in whole seconds and a device keeps the newest: two changes in one
-        # second must still be ordered, so each push is stamped at least a second after the last.
-        stamp = max(push.timestamp, self._last_push_timestamp + 1)
-        self._last_push_timestamp = stamp
-        push = push.model_copy(update={"timestamp": stamp})
-        if push.routine:
-            self._pending_pushes = [pending for pending in self._pending_pushes if not pending.routine]
-        self._pending_pushes.append(push)
-        if self._pusher is None or self._pusher.done():
-            self._pusher = asyncio.create_task(self._send_pushes())
-
-    async def _send_pushes(self) -> None:
-        while self._pending_pushes and not self._draining:
-            push = self._pending_pushes.pop(0)
-            try:
-                await workflow.execute_activity(
-                    PUSH_ACTIVITY,
-                    push,
-                    result_type=PushResult,
-                    start_to_close_timeout=timedelta(minutes=10),
-                    heartbeat_timeout=timedelta(seconds=30),
-                    retry_policy=PUSH_RETRY,
-                )
-            except ActivityError:
-                # A push never fails the match; the attempts are recorded for support.
-                workflow.logger.warning(
-                    "live activity push failed",
-                    extra={"fixture_id": push.fixture_id, "event_key": push.event_key},
-                )
-
-    def _pushes_done(self) -> bool:
-        return not self._pending_pushes and (self._pusher is None or self._pusher.done())
-
     async def _fetch(self, fixture_id: int, source: str) -> IngestSummary | None:
-        summary: IngestSummary | None = await workflow.execute_activity(
-            FETCH_ACTIVITY,
-            FetchInput(fixture_id=fixture_id, source=source),
-            result_type=IngestSummary | None,  # type: ignore[arg-type]
-            start_to_close_timeout=timedelta(minutes=2),
-            retry_policy=RetryPolicy(
-                initial_interval=timedelta(seconds=2),
-                maximum_interval=timedelta(minutes=1),
-                maximum_attempts=20,
-            ),
-        )
+        """One full fetch and ingest; None when the fixture is unknown or the provider stayed down."""
+        try:
+            summary: IngestSummary | None = await workflow.execute_activity(
+                FETCH_ACTIVITY,
+                FetchInput(fixture_id=fixture_id, source=source),
+                result_type=IngestSummary | None,  # type: ignore[arg-type]
+                start_to_close_timeout=timedelta(minutes=2),
+                retry_policy=FETCH_RETRY,
+            )
+        except ActivityError as error:
+            workflow.logger.warning(
+                "fetch given up; the match goes on with what is known",
+                extra={"fixture_id": fixture_id, "source": source, "error": str(error.cause or error)},
+            )
+            return None
         return summary

@@ -13,13 +13,11 @@ from fastapi import APIRouter, Path
 from fastapi.responses import JSONResponse
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue
 from sqlalchemy.exc import DBAPIError
-from temporalio.client import Client
 
 from activities.commands.store import CommandStore
 from api.auth import SenderDep, require_fixture
 from api.command_road import (
     NotAnswered,
-    UnknownFixture,
     WorkflowRefused,
     payload_hash,
     stored_answer,
@@ -29,6 +27,7 @@ from api.deps import EngineDep, ResourcesDep, SettingsDep
 from api.errors import ApiError
 from api.resources import Resources
 from scoreline.logging import get_logger
+from scoreline.temporal.match_runs import MatchRuns, UnknownFixture
 from workflows.command_types import CommandAnswer, CommandKey, CommandRequest, Outcome, Reason
 from workflows.rules import CommandShapeError, parse_command
 from workflows.rules.commands import MAX_ID
@@ -79,7 +78,7 @@ async def send_command(
     try:
         answer = await stored_answer(CommandStore(engine), fixture_id, request)
         if answer is None:
-            answer = await submit(await _temporal(resources), settings, engine, fixture_id, request)
+            answer = await submit(await _match_runs(resources), settings, fixture_id, request)
     except UnknownFixture:
         raise ApiError(404, "not_found", f"fixture {fixture_id} does not exist") from None
     except WorkflowRefused as error:
@@ -93,10 +92,10 @@ async def send_command(
     return JSONResponse(answer.body())
 
 
-async def _temporal(resources: Resources) -> Client:
+async def _match_runs(resources: Resources) -> MatchRuns:
     """Connected here rather than as a dependency: Temporal being down is `try_again`, not a 500."""
     try:
-        return await resources.temporal()
+        return await resources.match_runs()
     except RuntimeError as error:  # the SDK's "Failed client connect"
         raise NotAnswered(f"Temporal unreachable: {error}") from error
 

@@ -8,8 +8,8 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy
 
 from scoreline.settings import Settings
+from scoreline.temporal.match_runs import match_options
 from tests.commands.harness import Road
-from workers.main import match_options
 from workflows.match import MatchInput, MatchWorkflow
 
 

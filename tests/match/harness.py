@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-import uuid
 from datetime import timedelta
 from typing import Any
 
 import asyncpg
 from pydantic import SecretStr
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.service import RPCError
 
+from activities.ingest.store import IngestStore
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.settings import Settings
+from scoreline.temporal.match_runs import MatchRuns, match_workflow_id
 from tests.support.provider import TOKEN
-from workers.main import match_options
-from workflows.match import MatchInput, MatchOutcome, MatchWorkflow
+from workers.main import worker_dependencies
+from workflows.match import MatchOutcome, MatchWorkflow
 
 FAST = {
     "poll_interval_live": timedelta(milliseconds=50),
@@ -43,12 +45,30 @@ def fast_settings(settings: Settings, provider_url: str) -> Settings:
 async def start_match(
     client: Client, settings: Settings, fixture_id: int
 ) -> WorkflowHandle[Any, MatchOutcome]:
-    return await client.start_workflow(
-        MatchWorkflow.run,
-        MatchInput(fixture_id=fixture_id, options=match_options(settings)),
-        id=f"match-{fixture_id}-{uuid.uuid4().hex[:8]}",
-        task_queue=settings.temporal_task_queue,
-    )
+    """Start `match-{fixture_id}` the way the fixture sync does: its fixture row written from the
+    provider's listing, then the run started from the database's facts (`MatchRuns`).
+
+    A run of the same id still running belongs to an earlier test (tests run one at a time and the
+    recordings' fixture ids repeat): it is terminated first.
+    """
+    await end_leftover_run(client, fixture_id)
+    async with worker_dependencies(settings) as deps:
+        snapshot = await deps.provider.fixture(fixture_id)
+        assert snapshot is not None, f"the provider does not know fixture {fixture_id}"
+        await IngestStore(deps.engine).upsert_fixtures([snapshot])
+        started = await MatchRuns.from_settings(client, deps.engine, settings).ensure_running(fixture_id)
+    assert started, f"match-{fixture_id} was not started"
+    return client.get_workflow_handle_for(MatchWorkflow.run, match_workflow_id(fixture_id))
+
+
+async def end_leftover_run(client: Client, fixture_id: int) -> None:
+    """Terminate a running `match-{fixture_id}` an earlier test left behind."""
+    handle = client.get_workflow_handle(match_workflow_id(fixture_id))
+    try:
+        if (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
+            await handle.terminate("left over by an earlier test")
+    except RPCError:
+        pass
 
 
 async def stored_outcome(database_url: str, fixture_id: int) -> dict[str, Any]:

@@ -1,0 +1,186 @@
+"""The one way to start `match-{fixture_id}`: one id format, one reuse policy, facts from Postgres.
+
+Every caller that needs a match's workflow running — the fixture sync, the command road, a follow,
+the tests — goes through `MatchRuns`, so a run always starts from what the database holds: the
+fixture's kickoff, who scores it (provider or desk), and the stored scoreboard. A run started for
+a match that already kicked off therefore knows its followers' Live Activities were started and
+where the log stands; one started for a match that is over decides the command it was started for
+against the stored state and ends, without polling the provider again.
+
+Policy: a closed run (completed, failed, terminated) is always followed by a new one when asked
+(`ALLOW_DUPLICATE`: a postponed fixture that gave up is watched again once rescheduled); a running
+one is attached to, never duplicated (update- and signal-with-start use it; a plain start that
+finds it running reports that it did not start one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio.client import Client, WithStartWorkflowOperation
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+
+from scoreline.db.tables import fixture, scoreboard
+from scoreline.settings import Settings
+from workflows.match import FOLLOWERS_CHANGED, MatchInput, MatchOptions, MatchOutcome, MatchWorkflow
+from workflows.match_types import OVER_STATES, STARTED_STATES, MatchProgress
+from workflows.rules import Mode
+from workflows.snapshot import MatchState
+
+REUSE_POLICY = WorkflowIDReusePolicy.ALLOW_DUPLICATE
+
+
+def match_workflow_id(fixture_id: int) -> str:
+    return f"match-{fixture_id}"
+
+
+def match_options(settings: Settings) -> MatchOptions:
+    """The lifecycle timings every MatchWorkflow this deployment starts runs with."""
+    return MatchOptions(
+        kickoff_lead_seconds=settings.kickoff_lead.total_seconds(),
+        settle_seconds=settings.full_time_settle.total_seconds(),
+        heartbeat_timeout_seconds=settings.watch_heartbeat_timeout.total_seconds(),
+        watch_task_queue=settings.temporal_watch_task_queue,
+    )
+
+
+class UnknownFixture(LookupError):
+    """No fixture row with this id: there is nothing to start."""
+
+
+@dataclass(frozen=True)
+class MatchFacts:
+    """What a match's run starts from, as Postgres holds it."""
+
+    fixture_id: int
+    kickoff: datetime | None
+    source: Literal["provider", "desk"]
+    mode: Mode
+    progress: MatchProgress
+
+    @property
+    def over(self) -> bool:
+        return self.progress.state in OVER_STATES
+
+    def start_input(self, options: MatchOptions) -> MatchInput:
+        started = self.progress.state in STARTED_STATES
+        return MatchInput(
+            fixture_id=self.fixture_id,
+            kickoff=self.kickoff,
+            progress=self.progress,
+            options=options,
+            source=self.source,
+            mode=self.mode,
+            live_activities_started=started,
+            # A live match's new run first starts any follower an earlier run may have missed.
+            followers_waiting=started and not self.over,
+        )
+
+
+async def load_facts(engine: AsyncEngine, fixture_id: int) -> MatchFacts | None:
+    """The fixture and its stored scoreboard (one query); None if there is no such fixture."""
+    async with engine.connect() as conn:
+        row = (
+            await conn.execute(
+                select(
+                    fixture.c.starting_at,
+                    fixture.c.source,
+                    fixture.c.scoring_mode,
+                    scoreboard.c.version,
+                    scoreboard.c.state,
+                    scoreboard.c.home_score,
+                    scoreboard.c.away_score,
+                    scoreboard.c.body,
+                )
+                .select_from(fixture.outerjoin(scoreboard, scoreboard.c.fixture_id == fixture.c.id))
+                .where(fixture.c.id == fixture_id)
+            )
+        ).first()
+    if row is None:
+        return None
+    progress = MatchProgress()
+    if row.version is not None:
+        progress = MatchProgress(
+            version=row.version,
+            state=MatchState(row.state),
+            home=row.home_score,
+            away=row.away_score,
+            minute=(row.body or {}).get("minute"),
+        )
+    return MatchFacts(
+        fixture_id=fixture_id,
+        kickoff=row.starting_at,
+        source="desk" if row.source == "desk" else "provider",
+        mode="desk" if row.scoring_mode == "desk" else "provider",
+        progress=progress,
+    )
+
+
+class MatchRuns:
+    """Starts, or reaches, the run of `match-{fixture_id}` on this deployment's task queue."""
+
+    def __init__(self, client: Client, engine: AsyncEngine, task_queue: str, options: MatchOptions) -> None:
+        self.client = client
+        self._engine = engine
+        self._task_queue = task_queue
+        self._options = options
+
+    @classmethod
+    def from_settings(cls, client: Client, engine: AsyncEngine, settings: Settings) -> MatchRuns:
+        return cls(client, engine, settings.temporal_task_queue, match_options(settings))
+
+    async def facts(self, fixture_id: int) -> MatchFacts:
+        """Raises `UnknownFixture` when the fixture does not exist."""
+        facts = await load_facts(self._engine, fixture_id)
+        if facts is None:
+            raise UnknownFixture(f"fixture {fixture_id} does not exist")
+        return facts
+
+    async def ensure_running(self, fixture_id: int) -> bool:
+        """Start the match's run unless one runs already or the match is over; True if started."""
+        facts = await self.facts(fixture_id)
+        if facts.over:
+            return False
+        try:
+            await self.client.start_workflow(
+                MatchWorkflow.run,
+                facts.start_input(self._options),
+                id=match_workflow_id(fixture_id),
+                task_queue=self._task_queue,
+                id_reuse_policy=REUSE_POLICY,
+                id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+            )
+        except WorkflowAlreadyStartedError:
+            return False
+        return True
+
+    async def tell_followers_changed(self, fixture_id: int) -> None:
+        """Signal the run that it has new followers, starting it if it is not running (a match
+        that is over has no Live Activity to start: nothing is sent)."""
+        facts = await self.facts(fixture_id)
+        if facts.over:
+            return
+        await self.client.start_workflow(
+            MatchWorkflow.run,
+            facts.start_input(self._options),
+            id=match_workflow_id(fixture_id),
+            task_queue=self._task_queue,
+            id_reuse_policy=REUSE_POLICY,
+            start_signal=FOLLOWERS_CHANGED,
+        )
+
+    def start_operation(self, facts: MatchFacts) -> WithStartWorkflowOperation[MatchWorkflow, MatchOutcome]:
+        """The start half of an update-with-start (the command road): the running run if any."""
+        return WithStartWorkflowOperation(
+            MatchWorkflow.run,
+            facts.start_input(self._options),
+            id=match_workflow_id(facts.fixture_id),
+            task_queue=self._task_queue,
+            id_reuse_policy=REUSE_POLICY,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        )

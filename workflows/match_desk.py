@@ -1,0 +1,159 @@
+"""The match workflow's desk commands: one at a time, decided purely, answered after the commit.
+
+Owned by `MatchWorkflow` (plain class, workflow code). The `submit` Update hands each command
+here. Commands are serialised by one lock; each is decided by `workflows.desk.decide` against the
+desk book (the rule state and what each part of the match was last touched by) and written by the
+commit local activity in one transaction. If the provider's ingest logged first, the commit says
+so (`moved`) and the command is decided again on the newer log, a few times at most.
+
+The book is carried across continue-as-new; a run's first command opens it from Postgres.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Literal, Protocol
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+with workflow.unsafe.imports_passed_through():
+    from workflows.command_types import (
+        CommandAnswer,
+        CommandRequest,
+        CommitResult,
+        CommitStatus,
+        DeskContext,
+        Outcome,
+        Reason,
+    )
+    from workflows.desk import DeskBook, decide, desk_progress, open_book
+    from workflows.match_types import IngestSummary, MatchProgress
+    from workflows.rules import Mode
+
+COMMIT_ACTIVITY = "commit_command"
+CONTEXT_ACTIVITY = "load_desk_context"
+MAX_COMMIT_ATTEMPTS = 5
+"""Times a command is re-decided because the provider ingest wrote first, before `try_again`."""
+
+COMMIT_RETRY = RetryPolicy(
+    initial_interval=timedelta(milliseconds=200), maximum_interval=timedelta(seconds=5)
+)
+"""A commit retries until Postgres answers: the desk hears `try_again` from the API meanwhile, and
+its resend with the same key attaches to this same, still running, update."""
+
+KEY_REUSED = Reason(code="key_reused", message="this key was already used for another command")
+BUSY = Reason(code="busy", message="the match log kept moving; send the command again")
+
+
+class MatchRun(Protocol):
+    """What the desk side needs of the run that owns it."""
+
+    current: MatchProgress
+    """Where the match stands; the desks' board while they own the score."""
+
+    def changed(self, before: MatchProgress, change: IngestSummary) -> None:
+        """An accepted command changed what followers see."""
+
+
+class DeskCommands:
+    """The desk side of one match run."""
+
+    def __init__(
+        self,
+        fixture_id: int,
+        *,
+        source: Literal["provider", "desk"],
+        mode: Mode,
+        book: DeskBook | None,
+        run: MatchRun,
+    ) -> None:
+        self._fixture_id = fixture_id
+        self._source = source
+        self._initial_mode = mode
+        self._book = book
+        self._run = run
+        self._lock = asyncio.Lock()
+
+    @property
+    def book(self) -> DeskBook | None:
+        return self._book
+
+    @property
+    def mode(self) -> Mode:
+        """Who owns the score: the book's mode once it is open, else the run's starting mode."""
+        return self._book.rules.mode if self._book is not None else self._initial_mode
+
+    async def submit(self, request: CommandRequest) -> CommandAnswer:
+        async with self._lock:
+            return await self._submit(request)
+
+    async def _submit(self, request: CommandRequest) -> CommandAnswer:
+        for _ in range(MAX_COMMIT_ATTEMPTS):
+            book = (self._book or await self._open_book()).moved_to(self._run.current.version)
+            decision = decide(
+                book, self._fixture_id, request, self._run.current, has_provider=self._source == "provider"
+            )
+            result: CommitResult = await workflow.execute_local_activity(
+                COMMIT_ACTIVITY,
+                decision.commit,
+                result_type=CommitResult,
+                start_to_close_timeout=timedelta(seconds=10),
+                retry_policy=COMMIT_RETRY,
+            )
+            if result.status is CommitStatus.MOVED:
+                self._book = book.moved_to(result.last_seq)
+                continue
+            if result.status is CommitStatus.KEY_REUSED:
+                return CommandAnswer(outcome=Outcome.REFUSED, reason=KEY_REUSED)
+            ours = result.status is CommitStatus.COMMITTED or (
+                decision.commit.seq is not None and result.stored_seq == decision.commit.seq
+            )
+            before = self._run.current
+            self._adopt(decision.after if ours and decision.commit.seq else book.moved_to(result.last_seq))
+            board = decision.commit.board
+            shown = (before.state, before.home, before.away)
+            if (
+                ours
+                and decision.commit.seq is not None
+                and board is not None
+                and (decision.moments or shown != (board.state, board.home, board.away))
+            ):
+                self._run.changed(
+                    before,
+                    IngestSummary(
+                        fixture_id=self._fixture_id,
+                        version=decision.commit.seq,
+                        previous_version=decision.commit.seq - 1,
+                        entries=1,
+                        state=board.state,
+                        home=board.home,
+                        away=board.away,
+                        minute=decision.commit.minute,
+                        key_moments=decision.moments,
+                        trace_id=result.trace_id,
+                    ),
+                )
+            if result.status is CommitStatus.DUPLICATE:
+                return CommandAnswer(outcome=Outcome.DUPLICATE, answer=result.answer)
+            assert result.answer is not None
+            return result.answer
+        return CommandAnswer(outcome=Outcome.TRY_AGAIN, reason=BUSY)
+
+    async def _open_book(self) -> DeskBook:
+        context: DeskContext = await workflow.execute_local_activity(
+            CONTEXT_ACTIVITY,
+            self._fixture_id,
+            result_type=DeskContext,
+            start_to_close_timeout=timedelta(seconds=10),
+            retry_policy=COMMIT_RETRY,
+        )
+        book = open_book(context)
+        self._adopt(book)
+        return book
+
+    def _adopt(self, book: DeskBook) -> None:
+        """The book after a commit; when desks own the score it also is the match's progress."""
+        self._book = book
+        self._run.current = desk_progress(book) or self._run.current
