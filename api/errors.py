@@ -9,6 +9,7 @@ stays in the log (it may name hosts, SQL or secrets), the client gets the trace 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -40,11 +41,15 @@ log = get_logger("api.errors")
 class ApiError(Exception):
     """Raise from a route for a precise error with a stable code."""
 
-    def __init__(self, status: int, code: str, message: str, **extra: Any) -> None:
+    def __init__(
+        self, status: int, code: str, message: str, *, headers: Mapping[str, str] | None = None, **extra: Any
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.headers = dict(headers or {})
+        """Response headers, e.g. `Retry-After` on a 429."""
         self.extra = extra
 
 
@@ -79,7 +84,9 @@ async def _http_error(_: Request, error: Exception) -> JSONResponse:
 
 async def _api_error(_: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, ApiError)
-    return JSONResponse(error_body(error.code, error.message, **error.extra), status_code=error.status)
+    return JSONResponse(
+        error_body(error.code, error.message, **error.extra), status_code=error.status, headers=error.headers
+    )
 
 
 class UnhandledErrors:

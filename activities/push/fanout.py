@@ -137,6 +137,8 @@ class _Fanout:
             raise ApplicationError(
                 f"no fixture {self.push.fixture_id}", type=UNKNOWN_FIXTURE, non_retryable=True
             )
+        if self.push.kind == "start":
+            await self.store.clear_followers_waiting()
         payload = build(self.push, names, self.push.fixture_id)
         bodies = variants(payload)
         self.log.info(

@@ -245,8 +245,18 @@ class PushStore:
     def _scope(self) -> dict[str, Any]:
         return {"fixture_id": self._push.fixture_id, "environment": self._environment}
 
+    async def clear_followers_waiting(self) -> None:
+        """A start walk begins: followers who follow from now on mark the match again (and get a
+        walk of their own); those before are this walk's."""
+        async with self._engine.begin() as conn:
+            await conn.execute(
+                text("DELETE FROM followers_waiting WHERE fixture_id = :fixture_id"),
+                {"fixture_id": self._push.fixture_id},
+            )
+
     async def _load_followers(self, after: str, limit: int) -> Batch:
-        """Followers with a live push-to-start token; each gets a `pending` activity row to push for."""
+        """Followers with a live push-to-start token and no Live Activity started yet; each gets a
+        `pending` activity row to push for. A follower whose activity runs is never walked again."""
         async with self._engine.begin() as conn:
             followers = (
                 await conn.execute(
@@ -256,6 +266,10 @@ class PushStore:
                         WHERE f.fixture_id = :fixture_id AND d.environment = :environment
                           AND d.push_to_start_active AND d.push_to_start_token IS NOT NULL
                           AND f.device_id > CAST(:after AS uuid)
+                          AND NOT EXISTS (
+                              SELECT 1 FROM live_activity la
+                              WHERE la.device_id = f.device_id AND la.fixture_id = f.fixture_id
+                                AND (la.status <> 'pending' OR la.started_at IS NOT NULL))
                         ORDER BY f.device_id LIMIT :limit"""
                     ),
                     {**self._scope, "after": after, "limit": limit},

@@ -18,6 +18,7 @@ install id.
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Callable, Coroutine
 from datetime import datetime
@@ -28,15 +29,15 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 from starlette.types import Message, Receive
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.service import RPCError
 
 from api.deps import EngineDep, ResourcesDep
 from api.errors import ApiError
 from api.resources import Resources
 from scoreline.devices import store
+from scoreline.devices.rate_limit import FollowRateLimit
 from scoreline.devices.tokens import APNS_TOKEN_PATTERN, device_of, matches
 from scoreline.logging import get_logger
-from workflows.match import MatchWorkflow
 
 MAX_BODY_BYTES = 8 * 1024
 """Every device request body is a few hundred bytes; reading stops as soon as a body passes this."""
@@ -233,47 +234,74 @@ async def put_push_to_start_token(device_id: DeviceDep, body: PushToStartToken, 
     await store.set_push_to_start_token(engine, device_id, body.push_to_start_token.lower())
 
 
+_LIMITED: dict[int | str, dict[str, Any]] = {
+    429: {"description": "Too many follow or unfollow calls from this device; see Retry-After."}
+}
+
+
 @router.post(
     "/{device_id}/follows",
     status_code=status.HTTP_201_CREATED,
     response_model=Follow,
-    responses={**_ERRORS, 404: {"description": "No such fixture."}},
+    responses={**_ERRORS, **_LIMITED, 404: {"description": "No such fixture."}},
 )
 async def follow(
     device_id: DeviceDep, body: FollowRequest, engine: EngineDep, resources: ResourcesDep, response: Response
 ) -> Follow:
     """Follow a fixture: its kick-off starts a Live Activity on this device (at once if the match
     already kicked off). 200 if followed already."""
+    await _within_rate(resources, device_id)
     try:
-        created = await store.follow(engine, device_id, body.fixture_id)
+        followed = await store.follow(engine, device_id, body.fixture_id)
     except store.UnknownFixtureError as error:
         raise _no_fixture(body.fixture_id) from error
-    if created:
-        await _tell_the_match(resources, body.fixture_id)
-    else:
+    if not followed.created:
         response.status_code = status.HTTP_200_OK
+    elif followed.tell_the_match:
+        await _tell_the_match(resources, body.fixture_id)
     return Follow(fixture_id=body.fixture_id)
 
 
+async def _within_rate(resources: Resources, device_id: uuid.UUID) -> None:
+    limit = FollowRateLimit(resources.redis, resources.settings.follow_rate_limit)
+    wait = await limit.spend(device_id)
+    if wait is not None:
+        seconds = max(1, math.ceil(wait))
+        raise ApiError(
+            429,
+            "too_many_requests",
+            f"at most {resources.settings.follow_rate_limit} follow or unfollow calls a minute; "
+            f"try again in {seconds} s",
+            headers={"Retry-After": str(seconds)},
+        )
+
+
 async def _tell_the_match(resources: Resources, fixture_id: int) -> None:
-    """Signal a running match workflow that it has a new follower. No running workflow means the
-    match has not been started yet (its kick-off will start everyone) or is over: nothing to do.
-    The follow is stored either way, so Temporal being down only delays nothing but a late start."""
+    """Tell the match's run it has followers waiting (starting the run if none is running; nothing
+    for a match that is over). The follow and its mark are stored either way: if Temporal is down,
+    a later follow signals again once the mark is old (`store.RESIGNAL_AFTER_SECONDS`)."""
     try:
-        client = await resources.temporal()
-        await client.get_workflow_handle(f"match-{fixture_id}").signal(MatchWorkflow.followers_changed)
+        runs = await resources.match_runs()
+        await runs.tell_followers_changed(fixture_id)
     except RPCError as error:
-        if error.status is not RPCStatusCode.NOT_FOUND:
-            log.warning("follow not signalled", fixture_id=fixture_id, error=error.message)
+        log.warning("follow not signalled", fixture_id=fixture_id, error=error.message)
     except (OSError, RuntimeError) as error:
         log.warning("follow not signalled", fixture_id=fixture_id, error=str(error))
 
 
-@router.delete("/{device_id}/follows/{fixture_id}", status_code=status.HTTP_204_NO_CONTENT, responses=_ERRORS)
+@router.delete(
+    "/{device_id}/follows/{fixture_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses={**_ERRORS, **_LIMITED},
+)
 async def unfollow(
-    device_id: DeviceDep, fixture_id: Annotated[int, Path(ge=1, le=2**63 - 1)], engine: EngineDep
+    device_id: DeviceDep,
+    fixture_id: Annotated[int, Path(ge=1, le=2**63 - 1)],
+    engine: EngineDep,
+    resources: ResourcesDep,
 ) -> None:
     """Stop following (idempotent: 204 whether or not it was followed)."""
+    await _within_rate(resources, device_id)
     await store.unfollow(engine, device_id, fixture_id)
 
 

@@ -272,7 +272,15 @@ follow = Table(
     _created_at(),
     PrimaryKeyConstraint("device_id", "fixture_id"),
 )
-Index("ix_follow_fixture_id", follow.c.fixture_id)
+Index("ix_follow_fixture_id_device_id", follow.c.fixture_id, follow.c.device_id)
+
+followers_waiting = Table(
+    "followers_waiting",
+    metadata,
+    Column("fixture_id", BigInteger, ForeignKey("fixture.id", ondelete="CASCADE"), primary_key=True),
+    Column("since", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    comment="matches with followers whose Live Activity is not started yet; the walk clears it",
+)
 
 live_activity = Table(
     "live_activity",

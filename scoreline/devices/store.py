@@ -146,8 +146,21 @@ async def set_push_to_start_token(engine: AsyncEngine, device_id: uuid.UUID, pus
         )
 
 
-async def follow(engine: AsyncEngine, device_id: uuid.UUID, fixture_id: int) -> bool:
-    """Follow a fixture; True when the follow is new.
+@dataclass(frozen=True)
+class Followed:
+    created: bool
+    """False: the device followed the fixture already."""
+    tell_the_match: bool
+    """This follow marked the match as having followers waiting: signal its run (once for all the
+    follows until its walk begins; again if the mark is older than `RESIGNAL_AFTER_SECONDS`)."""
+
+
+RESIGNAL_AFTER_SECONDS = 30
+"""A mark this old may stand for a signal that never arrived (Temporal was down): signal again."""
+
+
+async def follow(engine: AsyncEngine, device_id: uuid.UUID, fixture_id: int) -> Followed:
+    """Follow a fixture, marking its match as having followers waiting for a Live Activity.
 
     Raises:
         UnknownFixtureError: No such fixture.
@@ -161,7 +174,18 @@ async def follow(engine: AsyncEngine, device_id: uuid.UUID, fixture_id: int) -> 
             ),
             {"device_id": device_id, "fixture_id": fixture_id},
         )
-        return inserted.first() is not None
+        if inserted.first() is None:
+            return Followed(created=False, tell_the_match=False)
+        marked = await conn.execute(
+            text(
+                """INSERT INTO followers_waiting (fixture_id) VALUES (:fixture_id)
+                ON CONFLICT (fixture_id) DO UPDATE SET since = now()
+                WHERE followers_waiting.since < now() - make_interval(secs => :resignal)
+                RETURNING fixture_id"""
+            ),
+            {"fixture_id": fixture_id, "resignal": RESIGNAL_AFTER_SECONDS},
+        )
+        return Followed(created=True, tell_the_match=marked.first() is not None)
 
 
 async def unfollow(engine: AsyncEngine, device_id: uuid.UUID, fixture_id: int) -> None:

@@ -32,6 +32,7 @@ TABLES = {
     "operator",
     "feed_cursor",
     "push_attempt",
+    "followers_waiting",
 }
 
 
