@@ -53,6 +53,8 @@ class Settings(BaseSettings):
     fixture_sync_days_ahead: int = 1
     kickoff_lead: Duration = timedelta(minutes=5)
     full_time_settle: Duration = timedelta(minutes=5)
+    postponed_recheck_interval: Duration = timedelta(minutes=10)
+    postponed_give_up: Duration = timedelta(days=7)
     watch_heartbeat_timeout: Duration = timedelta(seconds=10)
     watch_max_concurrent: int = 2000
     # Retention (`workflows.retention`): the Schedule `retention-{task_queue}` runs every

@@ -45,6 +45,8 @@ def match_options(settings: Settings) -> MatchOptions:
         kickoff_lead_seconds=settings.kickoff_lead.total_seconds(),
         settle_seconds=settings.full_time_settle.total_seconds(),
         heartbeat_timeout_seconds=settings.watch_heartbeat_timeout.total_seconds(),
+        postponed_recheck_seconds=settings.postponed_recheck_interval.total_seconds(),
+        postponed_give_up_seconds=settings.postponed_give_up.total_seconds(),
         watch_task_queue=settings.temporal_watch_task_queue,
     )
 

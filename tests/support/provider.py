@@ -33,11 +33,12 @@ def expected(name: str) -> dict[str, Any]:
     return data
 
 
-def line_times(names: Sequence[str]) -> list[float]:
+def line_times(names: Sequence[str | Path]) -> list[float]:
     """Every distinct `t` at which any of the recordings changes, in order."""
     times: set[float] = set()
     for name in names:
-        for line in recording(name).read_text().splitlines()[1:]:
+        path = name if isinstance(name, Path) else recording(name)
+        for line in path.read_text().splitlines()[1:]:
             times.add(float(json.loads(line)["t"]))
     return sorted(times)
 
@@ -70,9 +71,11 @@ class Provider:
 
 
 @asynccontextmanager
-async def running_provider(names: Sequence[str], *, t: float = -600.0) -> AsyncIterator[Provider]:
-    """The simulator on a free port, its clock frozen at replay time `t`."""
-    config = ProviderSimConfig(recordings=tuple(recording(name) for name in names), token=TOKEN, start_in=0)
+async def running_provider(names: Sequence[str | Path], *, t: float = -600.0) -> AsyncIterator[Provider]:
+    """The simulator on a free port, its clock frozen at replay time `t`; a name is a bundled
+    recording, a path one of the test's own."""
+    recordings = tuple(name if isinstance(name, Path) else recording(name) for name in names)
+    config = ProviderSimConfig(recordings=recordings, token=TOKEN, start_in=0)
     async with serve(create_app(config)) as url, httpx.AsyncClient(base_url=url) as admin:
         provider = Provider(url=url, admin=admin)
         await provider.set_clock(t)
