@@ -38,6 +38,10 @@ PUSHES_PATCH = "live-activity-pushes"
 LANES_PATCH = "push-lanes"
 """Runs recorded with one push queue (a goal could wait behind a routine update) replay with it."""
 
+NEW_FOLLOWERS_WALK_GAP = timedelta(seconds=3)
+"""After a walk over new followers, the next waits this long: a storm of follows costs one walk
+(and one signal) every few seconds, not one per follow."""
+
 PUSH_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     maximum_interval=timedelta(seconds=30),
@@ -182,7 +186,9 @@ class PushQueue:
         if self._routine is not None:
             self._run_lane("routine", self._next_routine)
         if self._followers_due():
-            self._run_lane("followers", self._next_followers)
+            running = self._lanes_running.get("followers")
+            if running is None or running.done():
+                self._lanes_running["followers"] = asyncio.create_task(self._walk_new_followers())
 
     def _run_lane(self, name: str, take: Callable[[], PushInput | None]) -> None:
         running = self._lanes_running.get(name)
@@ -211,11 +217,17 @@ class PushQueue:
         push, self._routine = self._routine, None
         return push
 
-    def _next_followers(self) -> PushInput | None:
-        if not self._followers_due():
-            return None
-        self._followers_waiting = False
-        return self._stamp(start_push(self._fixture_id, self._progress(), workflow.now()))
+    async def _walk_new_followers(self) -> None:
+        """Start every follower without a Live Activity, then again while more keep coming."""
+        first = True
+        while self._followers_due() and not self._paused:
+            if not first:
+                await workflow.sleep(NEW_FOLLOWERS_WALK_GAP)
+                if not self._followers_due() or self._paused:
+                    return
+            first = False
+            self._followers_waiting = False
+            await self._send(self._stamp(start_push(self._fixture_id, self._progress(), workflow.now())))
 
     async def _send(self, push: PushInput) -> None:
         try:

@@ -7,8 +7,6 @@ stored state and ends, without polling the provider or starting Live Activities 
 
 from __future__ import annotations
 
-import copy
-import json
 import uuid
 from datetime import timedelta
 from pathlib import Path
@@ -22,7 +20,8 @@ from scoreline.settings import Settings
 from scoreline.temporal.match_runs import match_workflow_id
 from tests.commands.harness import road_settings, running_api
 from tests.match.harness import end_leftover_run, fast_settings, start_match, stored_outcome
-from tests.support.provider import expected, line_times, recording, running_provider
+from tests.match.recordings import POSTPONED_AT, RESCHEDULED_AT, postponed_then_rescheduled
+from tests.support.provider import expected, line_times, running_provider
 from tests.support.worker import running_worker
 from workflows.fixture_sync import FixtureSyncInput, FixtureSyncResult, FixtureSyncWorkflow
 from workflows.match import MatchWorkflow
@@ -31,33 +30,6 @@ pytestmark = pytest.mark.timeout(180)
 
 FIXTURE_ID = 81000001
 END_OF_RECORDING = 10_000.0
-POSTPONED_AT, RESCHEDULED_AT = 10.0, 20.0
-POSTPONED = {
-    "id": 10,
-    "state": "POSTPONED",
-    "name": "Postponed",
-    "short_name": "POSTP",
-    "developer_name": "POSTPONED",
-}
-
-
-def postponed_then_rescheduled(directory: Path) -> Path:
-    """football-basic, postponed ten seconds in and rescheduled (not started, same kick-off) ten
-    seconds later; then it plays as recorded."""
-    header, *lines = recording("football-basic").read_text().splitlines()
-    records = [json.loads(line) for line in lines]
-    before_kickoff = records[0]
-    postponed = copy.deepcopy(before_kickoff)
-    postponed["t"] = POSTPONED_AT
-    postponed["fixture"]["state_id"] = POSTPONED["id"]
-    postponed["fixture"]["state"] = POSTPONED
-    rescheduled = copy.deepcopy(before_kickoff)
-    rescheduled["t"] = RESCHEDULED_AT
-    played = [record for record in records if record["t"] > RESCHEDULED_AT]
-    path = directory / "football-postponed.jsonl"
-    body = [header, *(json.dumps(r) for r in [before_kickoff, postponed, rescheduled, *played])]
-    path.write_text("\n".join(body) + "\n")
-    return path
 
 
 async def _sync(client: Client, queue: str) -> FixtureSyncResult:
