@@ -146,6 +146,19 @@ async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
         await env.shutdown()
 
 
+@pytest.fixture(scope="session")
+async def short_history_env() -> AsyncIterator[WorkflowEnvironment]:
+    """A second dev server that suggests continue-as-new after 40 events, so a few commands do it."""
+    env = await WorkflowEnvironment.start_local(
+        **_like_a_worker(),
+        dev_server_extra_args=["--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=40"],
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
 @pytest.fixture
 def temporal_client(temporal_env: WorkflowEnvironment) -> Client:
     return temporal_env.client

@@ -9,9 +9,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from datetime import timedelta
-from pathlib import Path
 
 import asyncpg
 import httpx
@@ -24,15 +22,13 @@ from scoreline.db.urls import asyncpg_dsn
 from scoreline.devstack.ports import free_port
 from scoreline.settings import Settings
 from tests.commands.harness import Road, road_settings, running_api, spread_fixture_ids
-from tests.conftest import _like_a_worker
 from tests.support.proxy import CuttableProxy
-from tests.support.replay import assert_replays
+from tests.support.replay import replays_and_keep
 from tests.support.waiting import eventually
 from tests.support.worker import running_worker
 from workflows.match import MatchWorkflow
 
 GOAL = {"side": "home", "minute": 30, "player_id": 110, "kind": "open_play"}
-HISTORIES = Path(__file__).parents[1] / "match" / "histories"
 
 
 async def test_a_resend_after_a_worker_restart_is_a_duplicate_and_the_history_replays(
@@ -59,22 +55,7 @@ async def test_a_resend_after_a_worker_restart_is_a_duplicate_and_the_history_re
     assert json.dumps(again.json()["answer"], separators=(",", ":")).encode() == first.content
     assert later.json() == {"outcome": "accepted", "seq": 3}
     assert [row["seq"] for row in await road.log(fixture_id)] == [1, 2, 3]
-    await assert_replays([MatchWorkflow], history)
-    if os.environ.get("SCORELINE_RECORD_HISTORIES"):
-        (HISTORIES / "match-desk-commands.json").write_text(history.to_json())
-
-
-@pytest.fixture(scope="module")
-async def short_history_env() -> AsyncIterator[WorkflowEnvironment]:
-    """A Temporal server that suggests continue-as-new after 40 events, so a few commands do it."""
-    env = await WorkflowEnvironment.start_local(
-        **_like_a_worker(),
-        dev_server_extra_args=["--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=40"],
-    )
-    try:
-        yield env
-    finally:
-        await env.shutdown()
+    await replays_and_keep("match-desk-commands", [MatchWorkflow], history)
 
 
 async def test_a_resend_after_continue_as_new_is_a_duplicate_and_the_match_carries_on(

@@ -22,6 +22,7 @@ from tests.commands.harness import road_settings, running_api
 from tests.match.harness import end_leftover_run, fast_settings, start_match, stored_outcome
 from tests.match.recordings import POSTPONED_AT, RESCHEDULED_AT, postponed_then_rescheduled
 from tests.support.provider import expected, line_times, running_provider
+from tests.support.replay import replays_and_keep
 from tests.support.worker import running_worker
 from workflows.fixture_sync import FixtureSyncInput, FixtureSyncResult, FixtureSyncWorkflow
 from workflows.match import MatchWorkflow
@@ -72,6 +73,12 @@ async def test_a_fixture_rescheduled_after_its_run_gave_up_is_watched_again(
             later = [t for t in line_times([path]) if t > RESCHEDULED_AT]
             await provider.step_through([*later, END_OF_RECORDING])
             outcome = await rerun.result()
+            first_history = await temporal_client.get_workflow_handle(
+                match_workflow_id(FIXTURE_ID), run_id=first_run
+            ).fetch_history()
+            await replays_and_keep(
+                "match-postponed-rescheduled", [MatchWorkflow], first_history, await rerun.fetch_history()
+            )
     recorded = expected("football-basic")[str(FIXTURE_ID)]
     assert (outcome.state.value, outcome.home, outcome.away) == (
         "finished",
@@ -120,6 +127,7 @@ async def test_a_command_on_a_match_that_is_over_is_decided_on_the_stored_state_
             outcome = await rerun.result()
             history = await rerun.fetch_history()
             assert await provider.requests_served() == served, "the run polled the provider again"
+            await replays_and_keep("match-command-after-full-time", [MatchWorkflow], history)
     assert (outcome.state.value, outcome.home, outcome.away) == ("finished", 3, 1)
     assert _activity_types(list(history.events)) == [], "the run scheduled a watch, fetch or push"
     after = await stored_outcome(database_url, FIXTURE_ID)

@@ -23,7 +23,7 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
-from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHistory
 from temporalio.service import RPCError
 
 from api.app import create_app
@@ -47,6 +47,7 @@ from tests.push.phones import (
 from tests.push.simulator import PushSim
 from tests.support.http import serve
 from tests.support.provider import Provider, expected, running_provider
+from tests.support.replay import replays_and_keep
 from tests.support.waiting import eventually
 from tests.support.worker import running_worker
 from workflows.match import MatchWorkflow
@@ -68,7 +69,7 @@ async def device_api(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
 
 async def replay_with_followers(
     name: str, settings: Settings, temporal_client: Client, sim: PushSim, db: asyncpg.Connection, count: int
-) -> tuple[list[Phone], int]:
+) -> tuple[list[Phone], int, WorkflowHistory]:
     """Replay recording `name` through the MatchWorkflow with `count` phones following it, to the end."""
     [fixture_key] = expected(name)
     fixture_id = int(fixture_key)
@@ -109,10 +110,11 @@ async def replay_with_followers(
                     await provider.step_through([END_OF_RECORDING])
                     outcome = await asyncio.wait_for(handle.result(), 30)
                     assert outcome.state.value == "finished"
+                    history = await handle.fetch_history()
             finally:
                 for phone in followers:
                     phone.cancel()
-    return followers, fixture_id
+    return followers, fixture_id, history
 
 
 async def show(provider: Provider, step: Step) -> None:
@@ -134,9 +136,10 @@ async def test_a_replayed_match_starts_updates_and_ends_every_followers_live_act
     updates in order (timestamps strictly up, versions never down), one alert per goal (and one
     for the red card), state changes at priority 10 without an alert; one `end` with a dismissal
     date last; the rows end `ended`."""
-    followers, fixture_id = await replay_with_followers(
+    followers, fixture_id, history = await replay_with_followers(
         "football-basic", push_settings, temporal_client, sim, db, count=3
     )
+    await replays_and_keep("match-provider-pushes", [MatchWorkflow], history)
     topic = push_settings.apns_topic
     received = []
     for phone in followers:
@@ -187,9 +190,10 @@ async def test_a_goal_retracted_by_var_sends_the_corrected_score_without_an_aler
 ) -> None:
     """football-correction: the away goal at 33' alerts once; its VAR retraction is an update at
     priority 10 with the score back down and no alert; nothing alerts twice."""
-    followers, _ = await replay_with_followers(
+    followers, _, history = await replay_with_followers(
         "football-correction", push_settings, temporal_client, sim, db, count=2
     )
+    await replays_and_keep("match-provider-correction-pushes", [MatchWorkflow], history)
     topic = push_settings.apns_topic
     received = []
     for phone in followers:
@@ -267,10 +271,10 @@ async def test_a_desk_scored_match_starts_alerts_the_goal_and_ends(
             await pacer.change(lambda: desk.send("football.period_start", {"period": "2H"}))
             # Full time: the `finished` update now, the `end` once the settle period passed.
             await pacer.change(lambda: desk.send("football.period_end", {"period": "2H"}))
-            outcome = await asyncio.wait_for(
-                temporal_client.get_workflow_handle_for(MatchWorkflow.run, f"match-{fixture_id}").result(), 30
-            )
+            handle = temporal_client.get_workflow_handle_for(MatchWorkflow.run, f"match-{fixture_id}")
+            outcome = await asyncio.wait_for(handle.result(), 30)
             assert (outcome.state.value, outcome.home, outcome.away) == ("finished", 1, 0)
+            await replays_and_keep("match-desk-pushes", [MatchWorkflow], await handle.fetch_history())
         finally:
             for phone in followers:
                 phone.cancel()
@@ -319,11 +323,13 @@ async def test_a_follow_after_kickoff_starts_the_live_activity_at_once(
             # A later change reaches the late follower's activity too.
             await pacer.change(lambda: desk.send("football.period_end", {"period": "1H"}))
             await eventually(late.updates, within=20)
+            history = await handle.fetch_history()
         finally:
             early.cancel()
             late.cancel()
             await _stop(handle)
 
+    await replays_and_keep("match-late-follower", [MatchWorkflow], history)
     topic = push_settings.apns_topic
     (late_start,) = await late.starts()
     assert (late_start.event, late_start.score, late_start.state["state"]) == (
