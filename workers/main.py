@@ -14,6 +14,7 @@ import signal
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import redis.asyncio as aioredis
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -78,6 +79,38 @@ async def worker_dependencies(settings: Settings) -> AsyncIterator[WorkerDepende
         yield WorkerDependencies(engine=engine, redis=redis, provider=provider, apns=apns)
 
 
+VALIDATION_ATTEMPTS = 3
+
+
+def new_worker(client: Client, **options: Any) -> Worker:
+    """A `Worker`, built again if validating a workflow hit the sandbox's import-lock race.
+
+    On Python 3.10/3.11 the workflow sandbox imports through pure-Python `importlib`, whose module
+    lock is not re-entrant (CPython bug 91351): a garbage-collector finalizer that imports
+    `warnings` while a workflow module loads makes the validation fail with `KeyError(<thread
+    id>)` — temporalio/sdk-python#585, fixed upstream only by an open pull request (#1833). The
+    race is rare and never repeats at once, so the worker is built again; any other validation
+    failure is raised as it is.
+    """
+    for attempt in range(1, VALIDATION_ATTEMPTS + 1):
+        try:
+            return Worker(client, **options)
+        except RuntimeError as error:
+            if attempt == VALIDATION_ATTEMPTS or not _import_lock_race(error):
+                raise
+            log.warning("worker validation hit the sandbox import race; building it again", attempt=attempt)
+    raise AssertionError("unreachable")
+
+
+def _import_lock_race(error: BaseException) -> bool:
+    cause = error.__cause__
+    while cause is not None:
+        if isinstance(cause, KeyError) and cause.args and isinstance(cause.args[0], int):
+            return True
+        cause = cause.__cause__
+    return False
+
+
 def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) -> list[Worker]:
     """The main-queue worker (workflows, short activities) and the watch-queue worker."""
     store = IngestStore(deps.engine)
@@ -92,7 +125,7 @@ def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) 
     commands = CommandActivities(deps.engine, deps.redis)
     pushes = PushActivities(deps.engine, deps.apns, FanoutConfig.from_settings(settings))
     retention = RetentionActivities(deps.engine)
-    main = Worker(
+    main = new_worker(
         client,
         task_queue=settings.temporal_task_queue,
         workflows=list(WORKFLOWS),
@@ -107,7 +140,7 @@ def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) 
             retention.purge_old_rows,
         ],
     )
-    watch = Worker(
+    watch = new_worker(
         client,
         task_queue=settings.temporal_watch_task_queue,
         activities=[matches.watch_match],
