@@ -4,7 +4,7 @@ PYTHON ?= python3
 UV := $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
 RUN := $(UV) run --frozen
 
-.PHONY: install demo dev test test-embedded lint bench clean
+.PHONY: install demo dev test test-unit test-embedded lint bench clean
 
 $(UV):
 	$(PYTHON) -m venv .tools && .tools/bin/pip install --quiet uv
@@ -20,6 +20,10 @@ dev: install
 
 test: install
 	$(RUN) pytest $(PYTEST_ARGS)
+
+# The pure code only (domain, rules, normaliser, push plans …): no service is started, seconds.
+test-unit: install
+	$(RUN) pytest -m unit $(PYTEST_ARGS)
 
 # The same suite on embedded Postgres and Redis even where the machine has its own.
 test-embedded: install

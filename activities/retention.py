@@ -32,8 +32,8 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from temporalio import activity
 
+from domain.states import OVER_STATES
 from scoreline.logging import get_logger
-from workflows.match_types import OVER_STATES
 from workflows.retention import PURGE_ACTIVITY, PurgeInput, PurgeResult, RetentionTable
 
 log = get_logger(__name__)

@@ -21,9 +21,9 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.commands.store import CommandStore
+from domain.commands import CommandAnswer, CommandRequest, Outcome, Reason
 from scoreline.settings import Settings
 from scoreline.temporal.match_runs import MatchRuns, UnknownFixture, match_workflow_id
-from workflows.command_types import CommandAnswer, CommandRequest, Outcome, Reason
 from workflows.match import MatchWorkflow
 
 

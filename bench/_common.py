@@ -40,6 +40,7 @@ from temporalio.testing import WorkflowEnvironment
 from activities.provider.client import SportMonksClient
 from activities.provider.transport import SportMonksTransport
 from bench.provider_coalescing import TOKEN, start_simulator, stop
+from domain.snapshot import Snapshot
 from scoreline.db import migrate
 from scoreline.db.urls import asyncpg_dsn, with_database
 from scoreline.devstack.embedded import temporal_cli_path
@@ -48,7 +49,6 @@ from scoreline.logging import configure_logging
 from scoreline.temporal.tracing import TraceInterceptor
 from tests.support.provider import Provider
 from tests.support.services import postgres_server, redis_server
-from workflows.snapshot import Snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results.md"

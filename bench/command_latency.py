@@ -771,7 +771,7 @@ class Run:
 
 
 async def prepare_desks(database_url: str, port: int, count: int) -> list[Desk]:
-    from scoreline.accounts.fixtures import FixtureDraft, create_fixture
+    from scoreline.accounts.desk_fixtures import FixtureDraft, create_fixture
     from scoreline.accounts.store import create_desk
     from scoreline.db.engine import create_engine
     from tests.commands.harness import FOOTBALL_SQUADS

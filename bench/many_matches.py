@@ -88,13 +88,13 @@ from bench._common import (
     thread_cpu,
     wait_until_quiet,
 )
+from domain.states import PLAYING_STATES
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.devstack.ports import free_port
 from scoreline.settings import Settings
 from tests.match.harness import start_match
 from tests.support.provider import Provider, recording
 from workers.main import running_workers, worker_dependencies
-from workflows.match_types import PLAYING_STATES
 
 GOAL = "500 live matches on one worker: one upstream request per poll interval, no missed polls"
 SOURCE = "football-three-matches"

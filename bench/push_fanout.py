@@ -51,6 +51,8 @@ from bench._common import (
     temporal_server,
     wait_until_quiet,
 )
+from domain.moments import KeyMoment
+from domain.pushes import LiveState, PushInput
 from scoreline.db.engine import create_engine
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.devstack.ports import free_port
@@ -60,7 +62,6 @@ from simulators.apns.config import ApnsSimConfig
 from simulators.apns.keys import ensure_signing_key, ensure_tls_certificate
 from tests.push import seed
 from tests.push.workflow import PushOnceWorkflow, push_worker
-from workflows.push_types import KeyMoment, LiveState, PushInput
 
 GOAL = "APNs: ≥ 2,000 pushes/s to the simulator from one worker; a goal reaches 10,000 followers in ≤ 5 s"
 GOAL_RATE = 2000.0

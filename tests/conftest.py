@@ -33,6 +33,22 @@ from scoreline.temporal.tracing import TraceInterceptor
 from tests.support.services import postgres_server, redis_server
 
 REDIS_TEST_DBS = range(1, 16)
+SERVICE_FIXTURES = frozenset(
+    {"postgres_url", "redis_server_url", "temporal_env", "time_skipping_env", "short_history_env"}
+)
+"""Fixtures that start or reach a real service: a `unit` test may use none of them."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Two tiers: `unit` (marked by the module) and `integration` (everything else). A unit test
+    that reaches a service is a mistake in the tiering, reported at collection."""
+    for item in items:
+        if item.get_closest_marker("unit") is None:
+            item.add_marker(pytest.mark.integration)
+            continue
+        services = SERVICE_FIXTURES & set(getattr(item, "fixturenames", ()))
+        if services:
+            raise pytest.UsageError(f"{item.nodeid} is marked unit but uses {sorted(services)}")
 
 
 @pytest.fixture(scope="session")

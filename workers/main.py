@@ -22,14 +22,14 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities.commands.activities import CommandActivities
-from activities.fixtures import FixtureActivities
+from activities.fixture_sync import FixtureSyncActivities
 from activities.ingest.store import IngestStore
-from activities.match import MatchActivities, PollingConfig
 from activities.probe import ProbeActivities
 from activities.provider.client import SportMonksClient
 from activities.push.apns import ApnsClient
 from activities.push.fanout import FanoutConfig, PushActivities
 from activities.retention import RetentionActivities
+from activities.watch import PollingConfig, WatchActivities
 from scoreline.db.engine import create_engine
 from scoreline.feeds.builder import FeedBuilder
 from scoreline.logging import get_logger
@@ -119,8 +119,10 @@ def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) 
         idle=settings.poll_interval_idle,
         reconcile=settings.reconcile_interval,
     )
-    matches = MatchActivities(deps.provider, store, deps.engine, deps.redis, polling)
-    fixtures = FixtureActivities(deps.provider, store, MatchRuns.from_settings(client, deps.engine, settings))
+    matches = WatchActivities(deps.provider, store, deps.engine, deps.redis, polling)
+    fixtures = FixtureSyncActivities(
+        deps.provider, store, MatchRuns.from_settings(client, deps.engine, settings)
+    )
     probe = ProbeActivities(deps.engine, deps.redis)
     commands = CommandActivities(deps.engine, deps.redis)
     pushes = PushActivities(deps.engine, deps.apns, FanoutConfig.from_settings(settings))

@@ -33,23 +33,17 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.command_types import CommandAnswer, CommandRequest
-    from workflows.desk import DeskBook
+    from domain.commands import CommandAnswer, CommandRequest
+    from domain.desk import DeskBook
+    from domain.progress import IngestSummary, MatchProgress
+    from domain.push_plan import end_push, start_push, update_push
+    from domain.pushes import PushInput
+    from domain.rules import CommandShapeError, Mode, parse_command
+    from domain.snapshot import MatchState
+    from domain.states import OVER_STATES, STARTED_STATES
     from workflows.match_desk import DeskCommands
     from workflows.match_pushes import PushQueue
-    from workflows.match_types import (
-        OVER_STATES,
-        STARTED_STATES,
-        FetchInput,
-        IngestSummary,
-        MatchProgress,
-        WatchInput,
-        WatchResult,
-    )
-    from workflows.push_plan import end_push, start_push, update_push
-    from workflows.push_types import PushInput
-    from workflows.rules import CommandShapeError, Mode, parse_command
-    from workflows.snapshot import MatchState
+    from workflows.match_types import FetchInput, Source, WatchInput, WatchResult
 
 WATCH_ACTIVITY = "watch_match"
 FETCH_ACTIVITY = "fetch_and_ingest"
@@ -332,7 +326,7 @@ class MatchWorkflow:
             self.changed(before, result.summary)
         return result
 
-    async def _fetch(self, fixture_id: int, source: str) -> IngestSummary | None:
+    async def _fetch(self, fixture_id: int, source: Source) -> IngestSummary | None:
         """One full fetch and ingest; None when the fixture is unknown or the provider stayed down."""
         try:
             summary: IngestSummary | None = await workflow.execute_activity(

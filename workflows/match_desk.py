@@ -1,7 +1,7 @@
 """The match workflow's desk commands: one at a time, decided purely, answered after the commit.
 
 Owned by `MatchWorkflow` (plain class, workflow code). The `submit` Update hands each command
-here. Commands are serialised by one lock; each is decided by `workflows.desk.decide` against the
+here. Commands are serialised by one lock; each is decided by `domain.desk.decide` against the
 desk book (the rule state and what each part of the match was last touched by) and written by the
 commit local activity in one transaction. If the provider's ingest logged first, the commit says
 so (`moved`) and the command is decided again on the newer log, a few times at most.
@@ -19,7 +19,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.command_types import (
+    from domain.commands import (
         CommandAnswer,
         CommandRequest,
         CommitResult,
@@ -28,9 +28,9 @@ with workflow.unsafe.imports_passed_through():
         Outcome,
         Reason,
     )
-    from workflows.desk import DeskBook, decide, desk_progress, open_book
-    from workflows.match_types import IngestSummary, MatchProgress
-    from workflows.rules import Mode
+    from domain.desk import DeskBook, decide, desk_progress, open_book
+    from domain.progress import IngestSummary, MatchProgress
+    from domain.rules import Mode
 
 COMMIT_ACTIVITY = "commit_command"
 CONTEXT_ACTIVITY = "load_desk_context"

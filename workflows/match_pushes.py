@@ -29,9 +29,9 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.match_types import MatchProgress
-    from workflows.push_plan import start_push
-    from workflows.push_types import PUSH_ACTIVITY, PushInput, PushResult
+    from domain.progress import MatchProgress
+    from domain.push_plan import start_push
+    from domain.pushes import PUSH_ACTIVITY, PushInput, PushResult
 
 PUSHES_PATCH = "live-activity-pushes"
 """Runs recorded before Live Activity pushes existed replay without them."""

@@ -16,7 +16,8 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.match_types import FetchInput, IngestSummary
+    from domain.progress import IngestSummary
+    from workflows.match_types import FetchInput
 
 FETCH_ACTIVITY = "fetch_and_ingest"
 

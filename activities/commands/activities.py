@@ -15,10 +15,10 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.commands.store import CommandStore, UnknownFixture
+from domain.commands import CommitInput, CommitResult, CommitStatus, DeskContext
 from scoreline.logging import get_logger
 from scoreline.readmodel.cache import refresh as refresh_cache
 from scoreline.tracing import current_trace_id
-from workflows.command_types import CommitInput, CommitResult, CommitStatus, DeskContext
 
 COMMIT_ACTIVITY = "commit_command"
 CONTEXT_ACTIVITY = "load_desk_context"

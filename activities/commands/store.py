@@ -20,9 +20,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from activities.ingest.store import NOTIFY_CHANNEL
-from scoreline.accounts.fixtures import lineups_of
-from scoreline.db.tables import command, domain_event, fixture, scoreboard, timeline_item
-from workflows.command_types import (
+from domain.commands import (
     MAX_CONFLICT_ENTRIES,
     ChangedEntry,
     CommandAnswer,
@@ -32,7 +30,9 @@ from workflows.command_types import (
     DeskContext,
     Outcome,
 )
-from workflows.rules import Code
+from domain.rules import Code
+from scoreline.accounts.desk_fixtures import lineups_of
+from scoreline.db.tables import command, domain_event, fixture, scoreboard, timeline_item
 
 
 class UnknownFixture(LookupError):

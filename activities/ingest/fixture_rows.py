@@ -24,9 +24,9 @@ from sqlalchemy import case, func, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from domain.rules import Mode
+from domain.snapshot import Snapshot, Team
 from scoreline.db.tables import fixture
-from workflows.rules import Mode
-from workflows.snapshot import Snapshot, Team
 
 
 def fixture_values(snapshot: Snapshot) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from workflows.snapshot import Item, MatchState, Snapshot
+from domain.snapshot import Item, MatchState, Snapshot
 
 MISSES_TO_RETRACT = 2
 """A removal must be seen on two consecutive full listings: one odd response retracts nothing."""

@@ -28,16 +28,15 @@ from activities.ingest.plan import (
     item_body,
     plan,
 )
+from domain.moments import KeyMoment, entry_moment, moments_of
+from domain.progress import IngestSummary
+from domain.snapshot import Item, MatchState, Snapshot
 from scoreline.db.tables import domain_event, fixture, match_event, scoreboard, timeline_item
-from workflows.match_types import IngestSummary
-from workflows.moments import entry_moment, moments_of
-from workflows.snapshot import Item, MatchState, Snapshot
+from workflows.match_types import Source
 
 NOTIFY_CHANNEL = "scoreline_changes"
 MOMENT_KINDS = ("event", "amendment", "retraction")
-"""Log entry kinds that can be key moments (`workflows.moments`)."""
-
-Source = str  # live | reconcile | postmatch | replay
+"""Log entry kinds that can be key moments (`domain.moments`)."""
 
 
 class IngestStore:
@@ -67,7 +66,7 @@ class IngestStore:
             await _store_board(conn, snapshot, decided, writer.seq)
             if writer.seq > board.version:
                 await _announce(conn, snapshot, decided, board.version, writer.seq, trace_id)
-            unreported: tuple[str, ...] = ()
+            unreported: tuple[KeyMoment, ...] = ()
             if since is not None and since < board.version:
                 unreported = await _moments_between(conn, snapshot.fixture_id, since, board.version)
         return _summary(snapshot, decided, writer, unreported)
@@ -132,7 +131,7 @@ class _LogWriter:
         self.seq = seq
         self.start_seq = seq
         self.trace_id = trace_id
-        self.key_moments: list[str] = []
+        self.key_moments: list[KeyMoment] = []
 
     async def entry(
         self,
@@ -433,7 +432,9 @@ async def _announce(
     )
 
 
-async def _moments_between(conn: AsyncConnection, fixture_id: int, after: int, upto: int) -> tuple[str, ...]:
+async def _moments_between(
+    conn: AsyncConnection, fixture_id: int, after: int, upto: int
+) -> tuple[KeyMoment, ...]:
     """The key moments of the provider's entries with `after < seq <= upto`, in log order."""
     rows = await conn.execute(
         select(timeline_item.c.kind, timeline_item.c.body)
@@ -464,7 +465,7 @@ def _desk_owned(snapshot: Snapshot, board: Board) -> IngestSummary:
 
 
 def _summary(
-    snapshot: Snapshot, decided: IngestPlan, writer: _LogWriter, unreported: tuple[str, ...]
+    snapshot: Snapshot, decided: IngestPlan, writer: _LogWriter, unreported: tuple[KeyMoment, ...]
 ) -> IngestSummary:
     return IngestSummary(
         fixture_id=snapshot.fixture_id,

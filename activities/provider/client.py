@@ -21,11 +21,11 @@ from activities.provider.coalescing import Coalescer, CoalescerStats
 from activities.provider.config import ProviderClientConfig
 from activities.provider.envelope import Envelope
 from activities.provider.errors import ProviderPayloadError, ProviderPayloadInvalid
+from activities.provider.normaliser import normalise_fixture, normalise_fixtures
 from activities.provider.transport import SportMonksTransport, TransportStats
+from domain.snapshot import Snapshot
 from scoreline.logging import get_logger
 from scoreline.settings import Settings
-from workflows.normaliser import normalise_fixture, normalise_fixtures
-from workflows.snapshot import Snapshot
 
 log = get_logger(__name__)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from workflows.normaliser import ProviderPayloadError
+from activities.provider.normaliser import ProviderPayloadError
 
 UnavailableReason = Literal["breaker_open", "retries_exhausted", "transport"]
 

@@ -34,10 +34,10 @@ from activities.push.limiter import AdaptiveLimit
 from activities.push.pacing import decide
 from activities.push.payloads import build, variants
 from activities.push.store import PushStore, Target
+from domain.pushes import PUSH_ACTIVITY, PushInput, PushResult
 from scoreline.logging import get_logger
 from scoreline.settings import Settings
 from scoreline.tracing import bound_trace, current_trace_id
-from workflows.push_types import PUSH_ACTIVITY, PushInput, PushResult
 
 log = get_logger(__name__)
 

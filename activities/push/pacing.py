@@ -1,6 +1,6 @@
 """Per-activity pacing for the fan-out: whether one Live Activity gets a push now.
 
-The workflow decides how loud a change is (`workflows.push_plan`); here each activity's last sent
+The workflow decides how loud a change is (`domain.push_plan`); here each activity's last sent
 state decides whether it still needs it: never older than what it shows, routine updates at most
 one per `LA_MIN_UPDATE_INTERVAL`.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from workflows.push_types import PushInput
+from domain.pushes import PushInput
 
 
 @dataclass(frozen=True)

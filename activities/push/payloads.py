@@ -34,7 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from workflows.push_types import KeyMoment, LiveState, PushInput
+from domain.moments import KeyMoment
+from domain.pushes import LiveState, PushInput
 
 ATTRIBUTES_TYPE = "MatchActivityAttributes"
 MAX_PAYLOAD_BYTES = 4096

@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from activities.push.delivery import Delivery
 from activities.push.pacing import LastSent
 from activities.push.payloads import FixtureNames
-from workflows.push_types import PushInput, PushResult
+from domain.pushes import PushInput, PushResult
 
 FIRST_DEVICE = str(uuid.UUID(int=0))
 """Cursor before every device id (`start` walks followers by device id)."""

@@ -26,11 +26,11 @@ from api.command_road import (
 from api.deps import EngineDep, ResourcesDep, SettingsDep
 from api.errors import ApiError
 from api.resources import Resources
+from domain.commands import CommandAnswer, CommandKey, CommandRequest, Outcome, Reason
+from domain.rules import CommandShapeError, parse_command
+from domain.rules.commands import MAX_ID
 from scoreline.logging import get_logger
 from scoreline.temporal.match_runs import MatchRuns, UnknownFixture
-from workflows.command_types import CommandAnswer, CommandKey, CommandRequest, Outcome, Reason
-from workflows.rules import CommandShapeError, parse_command
-from workflows.rules.commands import MAX_ID
 
 router = APIRouter(prefix="/v1/matches", tags=["commands"])
 log = get_logger(__name__)

@@ -15,9 +15,15 @@ from pydantic import BaseModel, ConfigDict
 from api.auth import OperatorDep, SenderDep, require_fixture
 from api.deps import EngineDep
 from api.errors import ApiError
-from scoreline.accounts.fixtures import FixtureDraft, FixtureSquads, SquadTeam, create_fixture, load_squads
-from workflows.rules import Mode, Sport
-from workflows.rules.commands import MAX_ID
+from domain.rules import Mode, Sport
+from domain.rules.commands import MAX_ID
+from scoreline.accounts.desk_fixtures import (
+    FixtureDraft,
+    FixtureSquads,
+    SquadTeam,
+    create_fixture,
+    load_squads,
+)
 
 router = APIRouter(prefix="/v1/fixtures", tags=["fixtures"])
 

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from workflows.rules import Actor
+from domain.rules import Actor
 
 
 class _Frozen(BaseModel):

@@ -14,11 +14,11 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.sql import func
 
+from domain.rules.commands import MAX_ID
 from scoreline.accounts.models import Desk, Operator, Sender
 from scoreline.accounts.tokens import hash_token, new_token, token_kind
 from scoreline.db.tables import desk, fixture, operator
 from scoreline.logging import get_logger
-from workflows.rules.commands import MAX_ID
 
 MAX_NAME_LENGTH = 100
 

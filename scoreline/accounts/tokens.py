@@ -17,7 +17,7 @@ import re
 import secrets
 from typing import Final
 
-from workflows.rules import Actor
+from domain.rules import Actor
 
 TOKEN_BYTES: Final = 32
 PREFIXES: Final[dict[Actor, str]] = {"desk": "sl_desk_", "operator": "sl_op_"}

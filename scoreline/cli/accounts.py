@@ -14,7 +14,8 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 
-from scoreline.accounts.fixtures import FixtureDraft, create_fixture
+from domain.rules import Mode, Sport
+from scoreline.accounts.desk_fixtures import FixtureDraft, create_fixture
 from scoreline.accounts.store import (
     AccountError,
     create_desk,
@@ -23,7 +24,6 @@ from scoreline.accounts.store import (
     revoke_operator,
 )
 from scoreline.cli.common import DataDirOption, fail, with_database
-from workflows.rules import Mode, Sport
 
 desks_app = typer.Typer(
     help="Scorer desks: tokens that may score the fixtures they were given.", no_args_is_help=True

@@ -10,9 +10,9 @@ from typing import Annotated
 
 import typer
 
+from activities.provider.normaliser import ProviderPayloadError, normalise_fixture
+from domain.snapshot import Snapshot
 from scoreline.cli.common import DataDirOption, prepare
-from workflows.normaliser import ProviderPayloadError, normalise_fixture
-from workflows.snapshot import Snapshot
 
 provider_app = typer.Typer(
     help="Provider (SportMonks) tools: normalise fixture JSON into Scoreline snapshots.",

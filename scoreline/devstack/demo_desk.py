@@ -27,10 +27,10 @@ import httpx
 from pydantic import JsonValue, ValidationError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from scoreline.accounts.fixtures import FixtureDraft, create_fixture
+from domain.commands import CommandAnswer, Outcome
+from scoreline.accounts.desk_fixtures import FixtureDraft, create_fixture
 from scoreline.accounts.store import create_desk
 from scoreline.db.engine import create_engine
-from workflows.command_types import CommandAnswer, Outcome
 
 if TYPE_CHECKING:
     from scoreline.devstack.monitor import AnnouncedMatches

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 import httpx
 
+from domain.snapshot import MatchState
 from scoreline.readmodel.views import MatchView
-from workflows.snapshot import MatchState
 
 if TYPE_CHECKING:
     from scoreline.devstack.stack import DevStack

@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from domain.snapshot import MatchState
 from scoreline.readmodel.views import EventView, FixtureView, ScoreView
-from workflows.snapshot import MatchState
 
 
 class _Content(BaseModel):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from workflows.snapshot import MatchState
+from domain.snapshot import MatchState
 
 LIVE_STATES: frozenset[MatchState] = frozenset(
     {

@@ -10,7 +10,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from workflows.snapshot import ItemType, MatchState, Side, Stream
+from domain.snapshot import ItemType, MatchState, Side, Stream
 
 
 class _View(BaseModel):

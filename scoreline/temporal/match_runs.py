@@ -25,12 +25,13 @@ from temporalio.client import Client, WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
+from domain.progress import MatchProgress
+from domain.rules import Mode
+from domain.snapshot import MatchState
+from domain.states import OVER_STATES, STARTED_STATES
 from scoreline.db.tables import fixture, scoreboard
 from scoreline.settings import Settings
 from workflows.match import FOLLOWERS_CHANGED, MatchInput, MatchOptions, MatchOutcome, MatchWorkflow
-from workflows.match_types import OVER_STATES, STARTED_STATES, MatchProgress
-from workflows.rules import Mode
-from workflows.snapshot import MatchState
 
 REUSE_POLICY = WorkflowIDReusePolicy.ALLOW_DUPLICATE
 

@@ -7,9 +7,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from scoreline.accounts.fixtures import MAX_BENCH, MAX_STARTING, FixtureDraft, lineups_of
+from domain.rules import FootballState, Lineup, initial_state
+from scoreline.accounts.desk_fixtures import MAX_BENCH, MAX_STARTING, FixtureDraft, lineups_of
 from tests.accounts.bodies import draft, player
-from workflows.rules import FootballState, Lineup, initial_state
+
+pytestmark = pytest.mark.unit
 
 
 def errors(body: dict[str, Any]) -> list[tuple[str, str]]:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from scoreline.accounts.fixtures import FixtureDraft, create_fixture, lineups_of, load_squads
+from scoreline.accounts.desk_fixtures import FixtureDraft, create_fixture, lineups_of, load_squads
 from scoreline.db.tables import fixture
 from tests.accounts.bodies import draft
 

@@ -8,6 +8,8 @@ import pytest
 
 from scoreline.accounts.tokens import hash_token, new_token, token_kind
 
+pytestmark = pytest.mark.unit
+
 
 def test_tokens_carry_their_kind_and_are_never_repeated() -> None:
     """A desk token starts `sl_desk_`, an operator's `sl_op_`, and 1,000 tokens are all distinct."""

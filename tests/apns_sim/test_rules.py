@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import string
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from simulators.apns.rules import check_device_token
+
+pytestmark = pytest.mark.unit
 
 hex_bytes = st.binary(min_size=16, max_size=256).map(bytes.hex)
 

@@ -15,7 +15,7 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.app import create_app
-from scoreline.accounts.fixtures import FixtureDraft, create_fixture
+from scoreline.accounts.desk_fixtures import FixtureDraft, create_fixture
 from scoreline.accounts.store import create_desk, create_operator
 from scoreline.db.engine import create_engine
 from scoreline.db.urls import asyncpg_dsn

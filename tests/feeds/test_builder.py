@@ -14,6 +14,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from activities.ingest.store import IngestStore
+from activities.provider.normaliser import normalise_fixture
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.devstack.ports import free_port
 from scoreline.feeds.builder import FeedBuilder
@@ -22,7 +23,6 @@ from tests.feeds.changes import MATCH, score, versions
 from tests.feeds.conftest import running_builder
 from tests.readmodel.rows import MatchLog
 from tests.support.waiting import eventually
-from workflows.normaliser import normalise_fixture
 
 RECORDINGS = Path(__file__).resolve().parents[2] / "recordings"
 

@@ -10,6 +10,8 @@ from scoreline.feeds.gather import Gatherer
 from scoreline.feeds.keys import FixturesDoc, MatchDoc
 from scoreline.outbox.reader import Cursor
 
+pytestmark = pytest.mark.unit
+
 A = MatchDoc(1)
 B = MatchDoc(2)
 DAY = FixturesDoc(date(2026, 3, 14))

@@ -11,6 +11,8 @@ from pydantic import ValidationError
 from scoreline.durations import DurationError, format_duration, parse_duration
 from scoreline.settings import Environment, Settings, load_settings
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.mark.parametrize(
     ("text", "expected"),

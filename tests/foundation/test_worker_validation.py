@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from workers.main import _import_lock_race
+
+pytestmark = pytest.mark.unit
 
 
 def _failed_validation(cause: BaseException) -> RuntimeError:

@@ -16,12 +16,12 @@ import asyncpg
 import pytest
 
 from activities.ingest.store import IngestStore
+from domain.snapshot import Snapshot
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.settings import Settings
 from tests.match.harness import fast_settings
 from tests.support.provider import running_provider
 from tests.support.worker import worker_dependencies
-from workflows.snapshot import Snapshot
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -12,10 +12,10 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from activities.ingest.store import IngestStore
+from activities.provider.normaliser import normalise_fixture
+from domain.snapshot import MatchState, Snapshot
 from scoreline.db.engine import create_engine
 from scoreline.db.urls import asyncpg_dsn
-from workflows.normaliser import normalise_fixture
-from workflows.snapshot import MatchState, Snapshot
 
 RECORDINGS = Path(__file__).resolve().parents[2] / "recordings"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from activities.provider.normaliser import normalise_fixture
 from scoreline.cli.provider import provider_app
 from tests.normaliser.samples import sample
-from workflows.normaliser import normalise_fixture
 
 runner = CliRunner()
 

@@ -8,10 +8,17 @@ from typing import Any
 
 import pytest
 
+from activities.provider.normaliser import (
+    INTERNAL_ERROR,
+    ProviderPayloadError,
+    normalise_fixture,
+    normalise_fixtures,
+)
+from activities.provider.payload import MAX_LONG_TEXT, MAX_SHORT_TEXT
+from domain.snapshot import Snapshot
 from tests.normaliser.samples import sample
-from workflows.normaliser import INTERNAL_ERROR, ProviderPayloadError, normalise_fixture, normalise_fixtures
-from workflows.provider_payload import MAX_LONG_TEXT, MAX_SHORT_TEXT
-from workflows.snapshot import Snapshot
+
+pytestmark = pytest.mark.unit
 
 
 def _error(payload: object) -> ProviderPayloadError:

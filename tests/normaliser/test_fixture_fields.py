@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
+from activities.provider.normaliser import normalise_fixture
+from domain.snapshot import PeriodKind, ScorePair, Scores, Sport
 from tests.normaliser.samples import sample
-from workflows.normaliser import normalise_fixture
-from workflows.snapshot import PeriodKind, ScorePair, Scores, Sport
+
+pytestmark = pytest.mark.unit
 
 
 def _score(

@@ -5,12 +5,20 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from activities.provider.normaliser import (
+    INTERNAL_ERROR,
+    ProviderPayloadError,
+    normalise_fixture,
+    normalise_fixtures,
+)
+from domain.snapshot import Snapshot
 from tests.normaliser.samples import sample, sample_names
-from workflows.normaliser import INTERNAL_ERROR, ProviderPayloadError, normalise_fixture, normalise_fixtures
-from workflows.snapshot import Snapshot
+
+pytestmark = pytest.mark.unit
 
 FUZZ = settings(
     max_examples=300,

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from activities.provider.normaliser import normalise_fixture
+from domain.snapshot import Item, ItemType, Side, Stream
 from tests.normaliser.samples import sample
-from workflows.normaliser import normalise_fixture
-from workflows.snapshot import Item, ItemType, Side, Stream
+
+pytestmark = pytest.mark.unit
 
 T = ItemType
 

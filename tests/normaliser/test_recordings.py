@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from activities.provider.normaliser import normalise_fixture
+from domain.snapshot import MatchState, Snapshot, Stream
 from tests.normaliser.samples import recording_files, recording_lines
-from workflows.normaliser import normalise_fixture
-from workflows.snapshot import MatchState, Snapshot, Stream
+
+pytestmark = pytest.mark.unit
 
 RECORDINGS = recording_files()
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from activities.provider.normaliser import normalise_fixture
+from domain.snapshot import Side, Stream, Team
 from tests.normaliser.samples import sample
-from workflows.normaliser import normalise_fixture
-from workflows.snapshot import Side, Stream, Team
+
+pytestmark = pytest.mark.unit
 
 RELATIONS = ["participants", "scores", "periods", "events", "timeline"]
 

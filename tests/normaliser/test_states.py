@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from activities.provider.normaliser import normalise_fixture
+from domain.snapshot import FinishedAfter, MatchState
 from tests.normaliser.samples import sample
-from workflows.normaliser import normalise_fixture
-from workflows.snapshot import FinishedAfter, MatchState
+
+pytestmark = pytest.mark.unit
 
 S = MatchState
 F = FinishedAfter

@@ -9,6 +9,7 @@ import structlog
 from structlog.testing import capture_logs
 
 from activities.provider import ProviderRequestError
+from domain.snapshot import MatchState, Snapshot
 from scoreline.tracing import bound_trace, trace_id_from_traceparent
 from tests.provider_client.conftest import (
     SYNTHETIC_BASE_ID,
@@ -18,7 +19,6 @@ from tests.provider_client.conftest import (
     StartSim,
     Synthetic,
 )
-from workflows.snapshot import MatchState, Snapshot
 
 
 async def test_live_board_holds_every_fixture_in_play(start_sim: StartSim, make_client: MakeClient) -> None:

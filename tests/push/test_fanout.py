@@ -17,10 +17,11 @@ from temporalio.exceptions import ApplicationError
 
 from activities.push.apns import ApnsClient
 from activities.push.fanout import CONFIG_ERROR, FanoutConfig
+from domain.moments import KeyMoment
+from domain.pushes import LiveState, PushInput, PushResult
 from tests.push import seed
 from tests.push.simulator import PushSim
 from tests.push.workflow import PushOnceWorkflow, push_worker
-from workflows.push_types import KeyMoment, LiveState, PushInput, PushResult
 
 NOW = 1_790_000_000
 

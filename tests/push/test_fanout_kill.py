@@ -14,10 +14,11 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 
 from activities.push.apns import ApnsClient
 from activities.push.fanout import FanoutConfig
+from domain.moments import KeyMoment
+from domain.pushes import LiveState, PushInput
 from tests.push import seed
 from tests.push.simulator import PushSim
 from tests.push.workflow import PushOnceWorkflow, push_worker
-from workflows.push_types import KeyMoment, LiveState, PushInput
 
 DEVICES = 10_000
 STOP_AFTER = 3_250

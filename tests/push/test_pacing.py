@@ -13,30 +13,37 @@ from activities.push.limiter import AdaptiveLimit
 from activities.push.outcomes import Verdict, classify
 from activities.push.pacing import LastSent, decide
 from activities.push.provider_token import ProviderTokens
-from workflows.match_types import IngestSummary, MatchProgress
-from workflows.push_plan import pace, update_push
-from workflows.push_types import KeyMoment, LiveState, PushInput
-from workflows.snapshot import MatchState
+from domain.moments import KeyMoment
+from domain.progress import IngestSummary, MatchProgress
+from domain.push_plan import pace, update_push
+from domain.pushes import LiveState, PushInput
+from domain.snapshot import MatchState
+
+pytestmark = pytest.mark.unit
 
 
 def test_key_moments_go_at_once_with_an_alert() -> None:
-    goal = pace("live_first_half", "live_first_half", ("goal:home",), minute=23)
+    goal = pace("live_first_half", "live_first_half", (KeyMoment(kind="goal", side="home"),), minute=23)
     assert (goal.priority, goal.alert, goal.routine) == (10, True, False)
     assert goal.moment == KeyMoment(kind="goal", side="home", minute=23)
-    card = pace("live_first_half", "live_first_half", ("yellow_card:away", "red_card:away"))
+    card = pace(
+        "live_first_half",
+        "live_first_half",
+        (KeyMoment(kind="yellow_card", side="away"), KeyMoment(kind="red_card", side="away")),
+    )
     assert card.moment is not None and card.moment.kind == "red_card"
 
 
 def test_period_changes_and_corrections_go_at_once_without_an_alert() -> None:
     half_time = pace("live_first_half", "half_time", ())
     assert (half_time.priority, half_time.alert, half_time.routine) == (10, False, False)
-    var = pace("live_first_half", "live_first_half", ("retraction:goal",))
+    var = pace("live_first_half", "live_first_half", (KeyMoment(kind="retraction"),))
     assert (var.priority, var.alert) == (10, False)
     assert var.moment == KeyMoment(kind="retraction")
 
 
 def test_anything_else_is_routine() -> None:
-    tick = pace("live_second_half", "live_second_half", ("corner:home",))
+    tick = pace("live_second_half", "live_second_half", (KeyMoment(kind="corner", side="home"),))
     assert (tick.priority, tick.alert, tick.routine) == (5, False, True)
 
 

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from activities.push.payloads import MAX_PAYLOAD_BYTES, FixtureNames, build, content_state, variants
+from domain.moments import KeyMoment
+from domain.pushes import LiveState, PushInput
 from simulators.apns.live_activity import live_activity_problem
-from workflows.push_types import KeyMoment, LiveState, PushInput
+
+pytestmark = pytest.mark.unit
 
 NAMES = FixtureNames("Riverside FC", "Harbour United", "Premier League")
 STATE = LiveState(home=2, away=1, state="live_second_half", minute=71, version=9)

@@ -8,10 +8,11 @@ from activities.push.apns import ApnsClient
 from activities.push.delivery import Delivery, Sender
 from activities.push.limiter import AdaptiveLimit
 from activities.push.payloads import FixtureNames, build, variants
+from domain.moments import KeyMoment
+from domain.pushes import LiveState, PushInput
 from tests.push.conftest import FAST_POLICY
 from tests.push.seed import apns_token
 from tests.push.simulator import PushSim
-from workflows.push_types import KeyMoment, LiveState, PushInput
 
 NAMES = FixtureNames("Riverside FC", "Harbour United", "Premier League")
 GOAL = PushInput(

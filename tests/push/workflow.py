@@ -16,7 +16,7 @@ with workflow.unsafe.imports_passed_through():
 
     from activities.push.apns import ApnsClient
     from activities.push.fanout import CONFIG_ERROR, FanoutConfig, PushActivities
-    from workflows.push_types import PUSH_ACTIVITY, PushInput, PushResult
+    from domain.pushes import PUSH_ACTIVITY, PushInput, PushResult
 
 HEARTBEAT_TIMEOUT = timedelta(seconds=10)
 

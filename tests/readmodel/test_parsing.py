@@ -6,6 +6,7 @@ import base64
 
 import pytest
 
+from domain.snapshot import MatchState
 from scoreline.readmodel.ordering import (
     BIGINT_MAX,
     SMALLINT_MAX,
@@ -14,7 +15,8 @@ from scoreline.readmodel.ordering import (
     sort_key,
 )
 from scoreline.readmodel.states import LIVE_STATES, UnknownStateError, parse_state_filter
-from workflows.snapshot import MatchState
+
+pytestmark = pytest.mark.unit
 
 
 def _token(raw: str) -> str:

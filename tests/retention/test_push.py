@@ -13,11 +13,12 @@ from temporalio.exceptions import ActivityError, ApplicationError
 from activities.push.apns import ApnsClient
 from activities.push.fanout import UNKNOWN_FIXTURE, FanoutConfig
 from activities.retention import RetentionActivities
+from domain.moments import KeyMoment
+from domain.pushes import LiveState, PushInput, PushResult
 from tests.push import seed
 from tests.push.simulator import PushSim
 from tests.push.workflow import PushOnceWorkflow, push_worker
 from tests.retention.rows import AGES, older_than
-from workflows.push_types import KeyMoment, LiveState, PushInput, PushResult
 from workflows.retention import RetentionTable
 
 GOAL = PushInput(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from workflows import rules
-from workflows.rules import Actor, CricketState, FootballState, Refusal
+from domain import rules
+from domain.rules import Actor, CricketState, FootballState, Refusal
 
 State = FootballState | CricketState
 Step = tuple[str, dict[str, Any]]

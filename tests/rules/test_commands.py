@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from workflows.rules import (
+from domain.rules import (
     ADDITIVE_CODES,
     COMMANDS,
     Code,
@@ -16,7 +16,9 @@ from workflows.rules import (
     describe,
     parse_command,
 )
-from workflows.rules.commands import MatchUndo
+from domain.rules.commands import MatchUndo
+
+pytestmark = pytest.mark.unit
 
 VALID: dict[str, dict[str, Any]] = {
     "football.period_start": {"period": "1H"},

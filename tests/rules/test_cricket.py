@@ -6,9 +6,11 @@ from typing import Any
 
 import pytest
 
+from domain import rules
+from domain.rules import CricketRules, CricketState, IllegalCommand, RefusalCode, Touch
 from tests.rules.play import LINEUPS, Desk, Step
-from workflows import rules
-from workflows.rules import CricketRules, CricketState, IllegalCommand, RefusalCode, Touch
+
+pytestmark = pytest.mark.unit
 
 
 def ball(runs: int = 0, **more: Any) -> Step:

@@ -6,10 +6,12 @@ from typing import Any
 
 import pytest
 
+from domain import rules
+from domain.rules import FootballRules, FootballState, IllegalCommand, RefusalCode, Touch
+from domain.rules.football import is_over, next_periods, player_status
 from tests.rules.play import LINEUPS, Desk, Step
-from workflows import rules
-from workflows.rules import FootballRules, FootballState, IllegalCommand, RefusalCode, Touch
-from workflows.rules.football import is_over, next_periods, player_status
+
+pytestmark = pytest.mark.unit
 
 
 def start(p: str) -> Step:

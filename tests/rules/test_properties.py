@@ -21,9 +21,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from tests.rules.play import LINEUPS
-from workflows import rules
-from workflows.rules import (
+from domain import rules
+from domain.rules import (
     RULE_STATE,
     Actor,
     CommandShapeError,
@@ -34,8 +33,11 @@ from workflows.rules import (
     IllegalCommand,
     Mode,
 )
-from workflows.rules.cricket import BALLS_PER_OVER, MAX_WICKETS
-from workflows.rules.football import next_periods
+from domain.rules.cricket import BALLS_PER_OVER, MAX_WICKETS
+from domain.rules.football import next_periods
+from tests.rules.play import LINEUPS
+
+pytestmark = pytest.mark.unit
 
 PROPERTY = settings(
     max_examples=50,

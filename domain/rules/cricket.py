@@ -10,7 +10,7 @@ batters must come from the batting side and bowlers from the fielding side.
 one step at a time through the newest `CricketRules.undo_window` steps, across over ends and
 innings ends.
 
-This module imports only the stdlib, pydantic and `workflows.rules`: safe in the workflow sandbox.
+This module imports only the stdlib, pydantic and `domain.rules`: safe in the workflow sandbox.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import Field, JsonValue
 
-from workflows.rules.commands import (
+from domain.rules.commands import (
     Command,
     CricketBall,
     CricketBowlerChange,
@@ -36,7 +36,7 @@ from workflows.rules.commands import (
     Touch,
     command_touches,
 )
-from workflows.rules.common import (
+from domain.rules.common import (
     Actor,
     Frozen,
     IllegalCommand,

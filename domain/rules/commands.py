@@ -4,7 +4,7 @@
 match workflow's update validator calls it to refuse before anything reaches history. Inputs are
 strict: no coercion ("3" is not 3, 3.0 is not 3, true is not 1), no unknown fields, bounded numbers
 and strings. Whether a well-shaped command makes sense *now* is the sport rules' business
-(`workflows.rules.check`).
+(`domain.rules.check`).
 
 This module imports only the stdlib and pydantic: it is safe inside the Temporal workflow sandbox.
 """
@@ -376,7 +376,7 @@ def command_touches(command: Command) -> frozenset[Touch]:
     """What `command` changes, as far as the command alone tells.
 
     `match.var` and `match.undo` touch whatever their target touched; that needs the rule state, so
-    they give an empty set here: use `workflows.rules.touches(state, command)`.
+    they give an empty set here: use `domain.rules.touches(state, command)`.
     """
     if isinstance(command, FootballCard):
         return card_touches(command.color)

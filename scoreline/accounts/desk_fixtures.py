@@ -34,18 +34,18 @@ from pydantic_core import PydanticCustomError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.rules import Mode, Sport
+from domain.rules.commands import MAX_ID, Side
 from scoreline.db.tables import desk_fixture_id, fixture
 from scoreline.logging import get_logger
-from workflows.rules import Mode, Sport
-from workflows.rules.commands import MAX_ID, Side
 
 MAX_PLAYERS = 40
 """A bound on the list's shape, checked first; the starting and bench limits below bind before it."""
 MAX_STARTING = 11
 MAX_BENCH = 23
-"""The bench bound of `workflows.rules.Lineup`: every squad we accept must become a valid lineup."""
+"""The bench bound of `domain.rules.Lineup`: every squad we accept must become a valid lineup."""
 
-log = get_logger("scoreline.accounts.fixtures")
+log = get_logger("scoreline.accounts.desk_fixtures")
 
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
 FixtureName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
@@ -53,7 +53,7 @@ ShortCode = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1
 PlayerId = Annotated[int, Field(gt=0, le=MAX_ID)]
 ShirtNumber = Annotated[int, Field(ge=0, le=999)]
 LineupsJson = dict[str, dict[str, list[int]]]
-"""`{"home": {"starting": [ids], "bench": [ids]}, ...}`, as `workflows.rules.initial_state` takes it."""
+"""`{"home": {"starting": [ids], "bench": [ids]}, ...}`, as `domain.rules.initial_state` takes it."""
 
 
 def _iso_datetime(value: object) -> object:
@@ -243,7 +243,7 @@ async def load_squads(engine: AsyncEngine, fixture_id: int) -> FixtureSquads | N
 
 
 def lineups_of(squads: Mapping[str, Any] | None) -> LineupsJson:
-    """The lineups `workflows.rules.initial_state(..., lineups=...)` takes, from `fixture.squads`.
+    """The lineups `domain.rules.initial_state(..., lineups=...)` takes, from `fixture.squads`.
 
     Pure: the JSON in, the JSON out. A side with no starting players is left out (the rules then
     do not check that side's players); None (a provider fixture) gives `{}`.

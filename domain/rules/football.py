@@ -9,7 +9,7 @@ pitch, on the bench…). When it does not, nobody is invented, but what the log 
 enforced: a sent-off player cannot score, be booked or be substituted, and a substituted player
 cannot come back.
 
-This module imports only the stdlib, pydantic and `workflows.rules`: safe in the workflow sandbox.
+This module imports only the stdlib, pydantic and `domain.rules`: safe in the workflow sandbox.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Literal, TypeVar
 
 from pydantic import Field, JsonValue
 
-from workflows.rules.commands import (
+from domain.rules.commands import (
     Command,
     FootballCard,
     FootballCorner,
@@ -38,7 +38,7 @@ from workflows.rules.commands import (
     card_touches,
     command_touches,
 )
-from workflows.rules.common import (
+from domain.rules.common import (
     Actor,
     Frozen,
     IllegalCommand,

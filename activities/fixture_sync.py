@@ -8,16 +8,16 @@ from temporalio import activity
 
 from activities.ingest.store import IngestStore
 from activities.provider.client import SportMonksClient
+from domain.snapshot import MatchState, Snapshot
+from domain.states import OVER_STATES
 from scoreline.logging import get_logger
 from scoreline.temporal.match_runs import MatchRuns
 from workflows.fixture_sync import DueFixture, DueFixtures, FixtureSyncInput
-from workflows.match_types import OVER_STATES
-from workflows.snapshot import MatchState, Snapshot
 
 log = get_logger(__name__)
 
 
-class FixtureActivities:
+class FixtureSyncActivities:
     def __init__(self, client: SportMonksClient, store: IngestStore, runs: MatchRuns) -> None:
         self._client = client
         self._store = store

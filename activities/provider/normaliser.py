@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 from pydantic import ValidationError
 
-from workflows.provider_codes import (
+from activities.provider.codes import (
     ITEM_TYPES,
     PERIOD_TYPES,
     SCORE_DESCRIPTIONS,
@@ -25,14 +25,14 @@ from workflows.provider_codes import (
     STATES_BY_DEVELOPER_NAME,
     StateCode,
 )
-from workflows.provider_payload import (
+from activities.provider.payload import (
     RawFixture,
     RawItem,
     RawParticipant,
     RawPeriod,
     RawScore,
 )
-from workflows.snapshot import (
+from domain.snapshot import (
     Item,
     ItemType,
     MatchState,

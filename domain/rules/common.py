@@ -15,7 +15,7 @@ from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
-from workflows.rules.commands import MAX_ID, Command, MatchCommentary, MatchSetMode, Side, Touch
+from domain.rules.commands import MAX_ID, Command, MatchCommentary, MatchSetMode, Side, Touch
 
 Mode = Literal["provider", "desk"]
 """Who owns the score: the data provider, or the scorer desks."""

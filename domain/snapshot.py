@@ -1,6 +1,6 @@
 """The domain view of one provider fixture: what the ingest compares poll after poll.
 
-A `Snapshot` is built by `workflows.normaliser.normalise_fixture` from a SportMonks fixture. It is
+A `Snapshot` is built by `activities.provider.normaliser.normalise_fixture` from a SportMonks fixture. It is
 frozen, compact and JSON-serialisable (`model_dump(mode="json")` and back with `model_validate`), so
 it can cross a Temporal activity or workflow boundary with the pydantic data converter.
 

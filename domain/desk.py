@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from workflows.command_types import (
+from domain.commands import (
     BoardUpdate,
     CommandAnswer,
     CommandRequest,
@@ -23,8 +23,9 @@ from workflows.command_types import (
     Reason,
     Touched,
 )
-from workflows.match_types import MatchProgress
-from workflows.rules import (
+from domain.moments import RETRACTION, KeyMoment
+from domain.progress import MatchProgress
+from domain.rules import (
     ADDITIVE_CODES,
     RULE_STATE,
     Command,
@@ -39,7 +40,7 @@ from workflows.rules import (
     step,
     touches,
 )
-from workflows.rules.commands import (
+from domain.rules.commands import (
     CricketBall,
     FootballCard,
     FootballGoal,
@@ -47,8 +48,8 @@ from workflows.rules.commands import (
     MatchUndo,
     MatchVar,
 )
-from workflows.rules.football import FootballGame, GoalRecord, is_over, next_periods
-from workflows.snapshot import MatchState
+from domain.rules.football import FootballGame, GoalRecord, is_over, next_periods
+from domain.snapshot import MatchState
 
 ALL_TOUCHES = frozenset(Touch)
 """What a provider entry may have changed: the workflow cannot tell, so it assumes everything."""
@@ -77,8 +78,8 @@ class Decision(BaseModel):
     commit: CommitInput
     after: DeskBook
     """The book once the commit returned `committed`."""
-    moments: tuple[str, ...] = ()
-    """The key moments of an accepted command, as the ingest names them (`goal:home`, `retraction`)."""
+    moments: tuple[KeyMoment, ...] = ()
+    """The key moments of an accepted command."""
 
 
 def open_book(context: DeskContext) -> DeskBook:
@@ -147,22 +148,22 @@ def decide(
     )
 
 
-def key_moments(rules: FootballState | CricketState, command: Command) -> tuple[str, ...]:
+def key_moments(rules: FootballState | CricketState, command: Command) -> tuple[KeyMoment, ...]:
     """What a follower hears about at once: goals, sendings-off, wickets; a take-back is a
     retraction (the corrected score goes out, the original alert is never repeated)."""
     match command:
         case FootballGoal():
             kind = {"open_play": "goal", "penalty": "penalty_goal", "own_goal": "own_goal"}[command.kind]
-            return (f"{kind}:{command.side}",)
+            return (KeyMoment(kind=kind, side=command.side),)
         case FootballCard() if command.color != "yellow":
             kind = "red_card" if command.color == "red" else "second_yellow"
-            return (f"{kind}:{command.side}",)
+            return (KeyMoment(kind=kind, side=command.side),)
         case CricketBall() if command.wicket is not None and isinstance(rules, CricketState):
-            return (f"wicket:{rules.game.batting}",)
+            return (KeyMoment(kind="wicket", side=rules.game.batting),)
         case MatchUndo():
-            return ("retraction",)
+            return (KeyMoment(kind=RETRACTION),)
         case MatchVar() if command.decision == "overturned":
-            return ("retraction",)
+            return (KeyMoment(kind=RETRACTION),)
     return ()
 
 

@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from domain.moments import KeyMoment
+
 PUSH_ACTIVITY = "push_live_activities"
 """The activity's registered name, for `workflow.execute_activity(PUSH_ACTIVITY, ...)`."""
 
@@ -21,22 +23,11 @@ PushKind = Literal["start", "update", "end"]
 Priority = Literal[5, 10]
 """APNs priority: 10 delivers now and spends the device's Live Activity budget, 5 is opportunistic."""
 
-Side = Literal["home", "away"]
-
 EventKey = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9:._-]+$")]
 
 
 class _Message(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class KeyMoment(_Message):
-    """The change a push is about (a goal, a red card, a wicket, a retraction)."""
-
-    kind: Annotated[str, Field(min_length=1, max_length=40)]
-    """`goal`, `own_goal`, `penalty_goal`, `red_card`, `second_yellow`, `wicket`, `retraction` …"""
-    side: Side | None = None
-    minute: Annotated[int, Field(ge=0, le=999)] | None = None
 
 
 class LiveState(_Message):

@@ -13,8 +13,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from workflows.rules import Actor, Mode, Touch
-from workflows.snapshot import MatchState
+from domain.rules import Actor, Mode, Touch
+from domain.snapshot import MatchState
 
 MAX_KEY_LENGTH = 200
 MAX_CONFLICT_ENTRIES = 50

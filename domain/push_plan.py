@@ -20,13 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from workflows.match_types import IngestSummary, MatchProgress
-from workflows.push_types import KeyMoment, LiveState, Priority, PushInput, Side
-
-KEY_MOMENTS = frozenset({"goal", "own_goal", "penalty_goal", "red_card", "second_yellow", "wicket"})
-"""Changes a follower wants to hear about at once, with an alert."""
-
-RETRACTION = "retraction"
+from domain.moments import RETRACTION, KeyMoment
+from domain.progress import IngestSummary, MatchProgress
+from domain.pushes import LiveState, Priority, PushInput
 
 
 @dataclass(frozen=True)
@@ -39,10 +35,12 @@ class Pace:
     moment: KeyMoment | None = None
 
 
-def pace(previous_state: str, state: str, key_moments: Sequence[str], minute: int | None = None) -> Pace:
-    """Classify a change from the ingest's `key_moments` (`goal:home`, `retraction:goal` …)."""
-    moments = [parse_moment(text, minute) for text in key_moments]
-    key = [moment for moment in moments if moment.kind in KEY_MOMENTS]
+def pace(
+    previous_state: str, state: str, key_moments: Sequence[KeyMoment], minute: int | None = None
+) -> Pace:
+    """Classify a change from its key moments; the moment shown carries the change's minute."""
+    moments = [moment.model_copy(update={"minute": minute}) for moment in key_moments]
+    key = [moment for moment in moments if moment.alerting]
     if key:
         return Pace(priority=10, alert=True, routine=False, moment=key[-1])
     retraction = next((moment for moment in moments if moment.kind == RETRACTION), None)
@@ -54,19 +52,12 @@ def pace(previous_state: str, state: str, key_moments: Sequence[str], minute: in
     return Pace(priority=5, alert=False, routine=True)
 
 
-def parse_moment(text: str, minute: int | None = None) -> KeyMoment:
-    """`goal:home` → KeyMoment(goal, home); `retraction:goal` → KeyMoment(retraction)."""
-    kind, _, qualifier = text.partition(":")
-    side: Side | None = "home" if qualifier == "home" else "away" if qualifier == "away" else None
-    return KeyMoment(kind=kind or "unknown", side=side, minute=minute)
-
-
 def update_push(fixture_id: int, previous: MatchProgress, summary: IngestSummary, at: datetime) -> PushInput:
     """The `update` push for one material change; `event_key` is the new scoreboard version."""
     moments = summary.key_moments
     if summary.home < previous.home or summary.away < previous.away:
         # A score that goes down is a correction even before the provider's retraction arrives.
-        moments = (*moments, RETRACTION)
+        moments = (*moments, KeyMoment(kind=RETRACTION))
     paced = pace(previous.state.value, summary.state.value, moments, summary.minute)
     return PushInput(
         fixture_id=fixture_id,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from workflows.snapshot import FinishedAfter, ItemType, MatchState, PeriodKind, Sport
+from domain.snapshot import FinishedAfter, ItemType, MatchState, PeriodKind, Sport
 
 SPORT_IDS: Mapping[int, Sport] = {1: Sport.FOOTBALL}
 
@@ -77,7 +77,7 @@ ITEM_TYPES: Mapping[int, ItemType] = {
 }
 
 # Score rows are matched on `description` first; the type id is the fallback. Field names are
-# those of `workflows.snapshot.Scores`.
+# those of `domain.snapshot.Scores`.
 SCORE_DESCRIPTIONS: Mapping[str, str] = {
     "CURRENT": "current",
     "1ST_HALF": "first_half",

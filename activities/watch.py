@@ -21,18 +21,14 @@ from activities.ingest.plan import snapshot_digest
 from activities.ingest.store import IngestStore
 from activities.provider.client import SportMonksClient
 from activities.provider.errors import ProviderError
+from domain.progress import IngestSummary
+from domain.snapshot import Snapshot
+from domain.states import PLAYING_STATES
 from scoreline.logging import get_logger
 from scoreline.readmodel.cache import rebuild as rebuild_cache
 from scoreline.readmodel.cache import refresh as refresh_cache
 from scoreline.tracing import bound_trace, current_trace_id
-from workflows.match_types import (
-    PLAYING_STATES,
-    FetchInput,
-    IngestSummary,
-    WatchInput,
-    WatchResult,
-)
-from workflows.snapshot import Snapshot
+from workflows.match_types import FetchInput, Source, WatchInput, WatchResult
 
 log = get_logger(__name__)
 
@@ -48,7 +44,7 @@ class PollingConfig:
     reconcile: timedelta | None
 
 
-class MatchActivities:
+class WatchActivities:
     def __init__(
         self,
         client: SportMonksClient,
@@ -81,7 +77,7 @@ class MatchActivities:
         return summary
 
     async def ingest(
-        self, snapshot: Snapshot, source: str, *, force: bool = False, since: int | None = None
+        self, snapshot: Snapshot, source: Source, *, force: bool = False, since: int | None = None
     ) -> IngestSummary | None:
         """Ingest unless the shared digest says this exact snapshot was already stored.
 
@@ -122,7 +118,7 @@ class _Watch:
     """One attempt of the watch activity: its loop state, resumed from the heartbeat on retry."""
 
     def __init__(
-        self, owner: MatchActivities, client: SportMonksClient, polling: PollingConfig, watch: WatchInput
+        self, owner: WatchActivities, client: SportMonksClient, polling: PollingConfig, watch: WatchInput
     ) -> None:
         self.owner = owner
         self.client = client
@@ -226,7 +222,7 @@ class _Watch:
             return WatchResult(reason="settled", progress=self.known)
         return None
 
-    async def _fetch(self) -> tuple[Snapshot | None, str]:
+    async def _fetch(self) -> tuple[Snapshot | None, Source]:
         fixture_id = self.watch.fixture_id
         reconcile = self.polling.reconcile
         try:

@@ -28,8 +28,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue, TypeAdapter
 
-from workflows.rules import cricket, football
-from workflows.rules.commands import (
+from domain.rules import cricket, football
+from domain.rules.commands import (
     ADDITIVE_CODES,
     COMMANDS,
     Code,
@@ -39,9 +39,9 @@ from workflows.rules.commands import (
     command_touches,
     parse_command,
 )
-from workflows.rules.common import Actor, IllegalCommand, Lineup, Lineups, Mode, Refusal, RefusalCode
-from workflows.rules.cricket import CricketRules, CricketState
-from workflows.rules.football import FootballRules, FootballState
+from domain.rules.common import Actor, IllegalCommand, Lineup, Lineups, Mode, Refusal, RefusalCode
+from domain.rules.cricket import CricketRules, CricketState
+from domain.rules.football import FootballRules, FootballState
 
 RuleState = Annotated[FootballState | CricketState, Field(discriminator="sport")]
 """The rule state of one match, whichever the sport."""

@@ -1,0 +1,25 @@
+"""Groups of match states that decide how a match is watched and when it is over."""
+
+from __future__ import annotations
+
+from domain.snapshot import MatchState
+
+OVER_STATES = frozenset(
+    {MatchState.FINISHED, MatchState.CANCELLED, MatchState.ABANDONED, MatchState.AWARDED, MatchState.DELETED}
+)
+"""States after which nothing more will happen to a match."""
+
+BREAK_STATES = frozenset({MatchState.HALF_TIME, MatchState.EXTRA_TIME_BREAK, MatchState.PENALTIES_BREAK})
+
+PLAYING_STATES = frozenset(
+    {
+        MatchState.LIVE_FIRST_HALF,
+        MatchState.LIVE_SECOND_HALF,
+        MatchState.EXTRA_TIME,
+        MatchState.PENALTIES,
+    }
+)
+"""States in which the ball is in play: polled at the live interval."""
+
+STARTED_STATES = PLAYING_STATES | BREAK_STATES | OVER_STATES
+"""Once a match is in one of these, its followers' Live Activities have been started."""
