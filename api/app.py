@@ -23,7 +23,7 @@ from scoreline.settings import Settings
 def create_app(settings: Settings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine = create_engine(settings.require_database_url())
+        engine = create_engine(settings.require_database_url(), pool_size=settings.db_pool_api)
         redis = shared_redis(settings.require_redis_url())
         app.state.resources = Resources(settings=settings, engine=engine, redis=redis)
         live = await LiveRuntime.start(settings, engine, redis)

@@ -91,7 +91,8 @@ from scoreline.logging import configure_logging
 from scoreline.settings import Settings
 from tests.match.harness import fast_settings, start_match
 from tests.support.provider import expected, line_times, recording
-from workers.main import running_workers, worker_dependencies
+from workers.dependencies import worker_dependencies
+from workers.main import running_workers
 
 GOAL = "ingest: provider response received → events durable → SSE client has it: p95 ≤ 100 ms"
 GOAL_SECONDS = 0.100
@@ -432,7 +433,7 @@ async def _drive(
     async with worker_dependencies(settings) as shared:
         observed = ObservedClient(shared.provider.transport, observer.on_fetch)
         deps = replace(shared, provider=observed)
-        observer.hook(deps.engine)
+        observer.hook(deps.pools.ingest)
         try:
             async with running_workers(client, deps, settings):
                 handles = [await start_match(client, settings, fixture_id) for fixture_id in fixtures]

@@ -94,7 +94,8 @@ from scoreline.devstack.ports import free_port
 from scoreline.settings import Settings
 from tests.match.harness import start_match
 from tests.support.provider import Provider, recording
-from workers.main import running_workers, worker_dependencies
+from workers.dependencies import worker_dependencies
+from workers.main import running_workers
 
 GOAL = "500 live matches on one worker: one upstream request per poll interval, no missed polls"
 SOURCE = "football-three-matches"

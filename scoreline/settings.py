@@ -35,6 +35,14 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default=DEFAULT_DATA_DIR, validation_alias="SCORELINE_DATA_DIR")
 
     database_url: str | None = None
+    # Postgres connections per role in the worker (each may double under a burst), and the feed
+    # builder's; the API's pool is `DB_POOL_API`.
+    db_pool_ingest: int = Field(default=10, ge=1, le=200)
+    db_pool_commands: int = Field(default=4, ge=1, le=100)
+    db_pool_pushes: int = Field(default=4, ge=1, le=100)
+    db_pool_background: int = Field(default=2, ge=1, le=50)
+    db_pool_feeds: int = Field(default=2, ge=1, le=50)
+    db_pool_api: int = Field(default=10, ge=1, le=200)
     redis_url: str | None = None
     temporal_address: str = "127.0.0.1:7233"
     temporal_namespace: str = "default"

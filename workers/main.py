@@ -1,10 +1,10 @@
-"""The worker process: every workflow and activity of Scoreline, on two task queues.
+"""The worker process (`scoreline worker`): every workflow and activity of Scoreline, on two task queues.
 
 Watch activities hold a slot for a whole match, so they run on their own queue with a large slot
 count; workflows and the short activities (ingest fetches, fixture sync, probes) share the main
-queue and never wait behind pollers (design §2). Dependencies (engine, Redis, the provider
-client with its one connection pool) are built here, injected into the activity classes, and
-closed on exit.
+queue and never wait behind pollers (design §2). Their dependencies (`workers.dependencies`) are
+injected into the activity classes and closed on exit. The partner feed builder is a process of
+its own (`workers.feeds`).
 """
 
 from __future__ import annotations
@@ -13,11 +13,8 @@ import asyncio
 import signal
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
 from typing import Any
 
-import redis.asyncio as aioredis
-from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 from temporalio.worker import Worker
 
@@ -25,18 +22,14 @@ from activities.commands.activities import CommandActivities
 from activities.fixture_sync import FixtureSyncActivities
 from activities.ingest.store import IngestStore
 from activities.probe import ProbeActivities
-from activities.provider.client import SportMonksClient
-from activities.push.apns import ApnsClient
 from activities.push.fanout import FanoutConfig, PushActivities
 from activities.retention import RetentionActivities
 from activities.watch import PollingConfig, WatchActivities
-from scoreline.db.engine import create_engine
-from scoreline.feeds.builder import FeedBuilder
 from scoreline.logging import get_logger
-from scoreline.redis_client import shared_redis
 from scoreline.settings import Settings
 from scoreline.temporal.client import connect_from
 from scoreline.temporal.match_runs import MatchRuns
+from workers.dependencies import WorkerDependencies, worker_dependencies
 from workers.schedules import ensure_fixture_sync_schedule, ensure_retention_schedule
 from workflows.fixture_sync import FixtureSyncWorkflow
 from workflows.match import MatchWorkflow
@@ -53,30 +46,6 @@ WORKFLOWS: Sequence[type] = (
     WorkerProbeWorkflow,
     RetentionWorkflow,
 )
-
-
-@dataclass(frozen=True)
-class WorkerDependencies:
-    engine: AsyncEngine
-    redis: aioredis.Redis
-    provider: SportMonksClient
-    apns: ApnsClient | None
-    """None without `APNS_KEY_PATH`: pushes to a fixture nobody follows still succeed."""
-
-
-@asynccontextmanager
-async def worker_dependencies(settings: Settings) -> AsyncIterator[WorkerDependencies]:
-    async with AsyncExitStack() as stack:
-        engine = create_engine(settings.require_database_url(), pre_ping=False)
-        stack.push_async_callback(engine.dispose)
-        redis = shared_redis(settings.require_redis_url())
-        stack.push_async_callback(redis.aclose)
-        provider = SportMonksClient.from_settings(settings)
-        stack.push_async_callback(provider.aclose)
-        apns = ApnsClient.from_settings(settings) if settings.apns_key_path else None
-        if apns is not None:
-            stack.push_async_callback(apns.aclose)
-        yield WorkerDependencies(engine=engine, redis=redis, provider=provider, apns=apns)
 
 
 VALIDATION_ATTEMPTS = 3
@@ -113,20 +82,20 @@ def _import_lock_race(error: BaseException) -> bool:
 
 def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) -> list[Worker]:
     """The main-queue worker (workflows, short activities) and the watch-queue worker."""
-    store = IngestStore(deps.engine)
+    pools = deps.pools
+    store = IngestStore(pools.ingest)
     polling = PollingConfig(
         live=settings.poll_interval_live,
         idle=settings.poll_interval_idle,
         reconcile=settings.reconcile_interval,
     )
-    matches = WatchActivities(deps.provider, store, deps.engine, deps.redis, polling)
-    fixtures = FixtureSyncActivities(
-        deps.provider, store, MatchRuns.from_settings(client, deps.engine, settings)
-    )
-    probe = ProbeActivities(deps.engine, deps.redis)
-    commands = CommandActivities(deps.engine, deps.redis)
-    pushes = PushActivities(deps.engine, deps.apns, FanoutConfig.from_settings(settings))
-    retention = RetentionActivities(deps.engine)
+    matches = WatchActivities(deps.provider, store, pools.ingest, deps.redis, polling)
+    runs = MatchRuns.from_settings(client, pools.background, settings)
+    fixtures = FixtureSyncActivities(deps.provider, store, runs)
+    probe = ProbeActivities(pools.background, deps.redis)
+    commands = CommandActivities(pools.commands, deps.redis)
+    pushes = PushActivities(pools.pushes, deps.apns, FanoutConfig.from_settings(settings))
+    retention = RetentionActivities(pools.background)
     main = new_worker(
         client,
         task_queue=settings.temporal_task_queue,
@@ -175,9 +144,6 @@ async def run(settings: Settings) -> None:
     async with worker_dependencies(settings) as deps, running_workers(client, deps, settings):
         await ensure_fixture_sync_schedule(client, settings)
         await ensure_retention_schedule(client, settings)
-        # Partner feed documents: every worker runs a builder, one leads per database.
-        feeds = FeedBuilder(deps.engine, deps.redis, settings.require_database_url())
-        await feeds.start()
         log.info(
             "worker running",
             task_queue=settings.temporal_task_queue,
@@ -187,4 +153,3 @@ async def run(settings: Settings) -> None:
             await stop.wait()
         finally:
             log.info("worker stopping")
-            await feeds.stop()

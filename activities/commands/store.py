@@ -11,15 +11,13 @@ only after this transaction committed.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import func, select, text, update
+from sqlalchemy import func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from activities.ingest.store import NOTIFY_CHANNEL
 from domain.commands import (
     MAX_CONFLICT_ENTRIES,
     ChangedEntry,
@@ -32,7 +30,8 @@ from domain.commands import (
 )
 from domain.rules import Code
 from scoreline.accounts.desk_fixtures import lineups_of
-from scoreline.db.tables import command, domain_event, fixture, scoreboard, timeline_item
+from scoreline.db.tables import command, fixture, scoreboard, timeline_item
+from scoreline.outbox.writer import announce
 
 
 class UnknownFixture(LookupError):
@@ -236,15 +235,7 @@ async def _log(conn: AsyncConnection, data: CommitInput, fixture_state: str, tra
         "score": {"home": board.home_score, "away": board.away_score},
         "command": data.request.code,
     }
-    await conn.execute(
-        domain_event.insert().values(
-            fixture_id=data.fixture_id, seq=seq, kind="match.changed", payload=payload, trace_id=trace_id
-        )
-    )
-    await conn.execute(
-        text("SELECT pg_notify(:channel, :payload)"),
-        {"channel": NOTIFY_CHANNEL, "payload": json.dumps({"fixture_id": data.fixture_id, "version": seq})},
-    )
+    await announce(conn, data.fixture_id, seq, payload, trace_id)
 
 
 async def _store_board(conn: AsyncConnection, data: CommitInput, fixture_state: str) -> Any:

@@ -9,11 +9,10 @@ are unique, so a retry, a replay or a second worker after a crash can only ever 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -31,10 +30,10 @@ from activities.ingest.plan import (
 from domain.moments import KeyMoment, entry_moment, moments_of
 from domain.progress import IngestSummary
 from domain.snapshot import Item, MatchState, Snapshot
-from scoreline.db.tables import domain_event, fixture, match_event, scoreboard, timeline_item
+from scoreline.db.tables import fixture, match_event, scoreboard, timeline_item
+from scoreline.outbox.writer import announce
 from workflows.match_types import Source
 
-NOTIFY_CHANNEL = "scoreline_changes"
 MOMENT_KINDS = ("event", "amendment", "retraction")
 """Log entry kinds that can be key moments (`domain.moments`)."""
 
@@ -414,22 +413,7 @@ async def _announce(
         "state": decided.board.state,
         "score": {"home": decided.board.home, "away": decided.board.away},
     }
-    await conn.execute(
-        domain_event.insert().values(
-            fixture_id=snapshot.fixture_id,
-            seq=version,
-            kind="match.changed",
-            payload=payload,
-            trace_id=trace_id,
-        )
-    )
-    await conn.execute(
-        text("SELECT pg_notify(:channel, :payload)"),
-        {
-            "channel": NOTIFY_CHANNEL,
-            "payload": json.dumps({"fixture_id": snapshot.fixture_id, "version": version}),
-        },
-    )
+    await announce(conn, snapshot.fixture_id, version, payload, trace_id)
 
 
 async def _moments_between(

@@ -27,6 +27,7 @@ from sqlalchemy.engine import make_url
 
 from api.live.changes import LiveValue
 from scoreline.logging import get_logger
+from scoreline.service import BackgroundService, Loop
 
 log = get_logger(__name__)
 
@@ -59,34 +60,28 @@ class RelayMessage(BaseModel):
     value: LiveValue
 
 
-class RedisRelay:
+class RedisRelay(BackgroundService):
     """Publishes what this process loaded; delivers what the others published. Owns `redis`."""
 
+    name = "live-relay"
+
     def __init__(self, redis: aioredis.Redis, deliver: Callable[[LiveValue], bool], channel: str) -> None:
+        super().__init__()
         self._redis = redis
         self._channel = channel
         self._deliver = deliver
         self.origin = uuid.uuid4().hex
         self._pending: asyncio.Queue[str] = asyncio.Queue(PENDING_LIMIT)
-        self._tasks: list[asyncio.Task[None]] = []
         self._failing = {"publish": False, "subscribe": False}
         self.subscribed = asyncio.Event()
         """Set while the subscription is live (tests wait for it)."""
 
-    def start(self) -> None:
-        self._tasks = [
-            asyncio.create_task(self._publish_forever(), name="live-relay-publish"),
-            asyncio.create_task(self._subscribe_forever(), name="live-relay-subscribe"),
-        ]
+    def loops(self) -> list[Loop]:
+        return [self._publish_forever, self._subscribe_forever]
 
     async def stop(self) -> None:
         """Stop both loops and close the relay's Redis client (it owns it)."""
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._tasks = []
+        await super().stop()
         await self._redis.aclose()
 
     def publish(self, value: LiveValue) -> None:

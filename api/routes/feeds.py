@@ -42,7 +42,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     # Runs inside the application's own lifespan, so its resources exist already.
     resources: Resources = app.state.resources
     partners = PartnerDirectory(resources.settings.require_database_url())
-    await partners.start()
+    await partners.start_and_load()
     app.state.feeds = Feeds(partners, DocumentCopies(resources.engine, resources.redis))
     try:
         yield

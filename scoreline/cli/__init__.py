@@ -9,7 +9,7 @@ from scoreline.cli.dev import demo, dev
 from scoreline.cli.partners import partners_app
 from scoreline.cli.provider import provider_app
 from scoreline.cli.replay import replay
-from scoreline.cli.services import api, migrate, worker
+from scoreline.cli.services import api, feeds, migrate, worker
 from scoreline.cli.sim import sim_app
 
 app = typer.Typer(
@@ -22,6 +22,7 @@ app = typer.Typer(
 app.command()(dev)
 app.command()(demo)
 app.command()(worker)
+app.command()(feeds)
 app.command()(api)
 app.command()(migrate)
 app.command()(replay)

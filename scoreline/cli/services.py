@@ -1,4 +1,4 @@
-"""`scoreline worker`, `scoreline api`, `scoreline migrate`: the production processes."""
+"""`scoreline worker`, `scoreline feeds`, `scoreline api`, `scoreline migrate`: the production processes."""
 
 from __future__ import annotations
 
@@ -13,6 +13,16 @@ from scoreline.cli.common import DataDirOption, prepare
 def worker(data_dir: DataDirOption = None) -> None:
     """Run a Temporal worker: every match workflow and activity, until SIGINT/SIGTERM."""
     from workers.main import run
+
+    settings = prepare(data_dir)
+    asyncio.run(run(settings))
+
+
+def feeds(data_dir: DataDirOption = None) -> None:
+    """Run the partner feed builder: rebuild feed documents as matches change, until SIGINT/SIGTERM.
+
+    Run one or more anywhere the database is reachable; one leads, the others stand by."""
+    from workers.feeds import run
 
     settings = prepare(data_dir)
     asyncio.run(run(settings))

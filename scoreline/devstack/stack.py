@@ -1,7 +1,7 @@
 """The dev stack supervisor: start every part in order, check each answers, stop them all for sure.
 
 Order matters: Postgres, Redis and Temporal first (the rest need them), then the migrations, then
-the simulators, the worker and the API together. A part that fails to start stops the others and
+the simulators, the worker, the feed builder and the API together. A part that fails to start stops the others and
 the stack exits non-zero naming it; a part that dies later does the same. Ctrl-C / SIGTERM stop
 everything in reverse order and exit 0.
 """
@@ -164,7 +164,11 @@ class DevStack:
         await self._migrate(database_url)
         self._set_addresses(ports, database_url, redis_url, temporal)
         await asyncio.gather(
-            self._start_apns(ports), self._start_provider(ports), self._start_worker(), self._start_api(ports)
+            self._start_apns(ports),
+            self._start_provider(ports),
+            self._start_worker(),
+            self._start_feeds(),
+            self._start_api(ports),
         )
         await self._probe_worker(temporal)
         write_env_file(self.options.data_dir / ENV_FILE_NAME, self.child_env)
@@ -317,6 +321,11 @@ class DevStack:
 
     async def _start_worker(self) -> None:
         child = self._scoreline("worker", "worker")
+        self.children.append(child)
+        await child.start()
+
+    async def _start_feeds(self) -> None:
+        child = self._scoreline("feeds", "feeds")
         self.children.append(child)
         await child.start()
 

@@ -23,18 +23,14 @@ document is done only when both Postgres and Redis have it: a failed Redis write
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-import asyncpg
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from scoreline.db.listen import DATABASE_ERRORS, Listening, listening
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.feeds.build import build_document
 from scoreline.feeds.changes import changes_of
@@ -46,16 +42,14 @@ from scoreline.feeds.published import Published
 from scoreline.feeds.store import store_if_newer
 from scoreline.logging import get_logger
 from scoreline.outbox.reader import Batch, Cursor, read_after
+from scoreline.outbox.writer import CHANNEL
+from scoreline.service import BackgroundService, Loop, run_forever
 
 log = get_logger(__name__)
 
-CHANNEL = "scoreline_changes"
-"""What every writer of `domain_event` notifies in its transaction (`activities.ingest.store`)."""
 LOCK_KEY = 0x5C0_FEED
 """The session advisory lock that makes one builder per database the leader."""
 APPLICATION_NAME = "scoreline-feed-builder"
-STANDBY_RETRY = 5.0
-"""Seconds between a standby builder's attempts to take the lead."""
 HELD_RETRY = 0.1
 """Seconds before reading again while committed rows wait behind an older open transaction."""
 BUILD_RETRY = 1.0
@@ -64,7 +58,6 @@ REDIS_RETRY = 1.0
 """Seconds Redis is left alone after a failed write; its documents are retried after that."""
 REDIS_TIMEOUT = 0.5
 """Seconds a stalled Redis may hold up the builder, once per `REDIS_RETRY`."""
-PING_TIMEOUT = 5.0
 RETRY_AFTER = 2.0
 """Seconds before starting over after the connection or a cycle failed (from the durable cursor)."""
 SWEEP_DAYS = (-1, 0, 1)
@@ -72,12 +65,13 @@ SWEEP_DAYS = (-1, 0, 1)
 BUILD_ALLOWANCE = 0.5
 """Seconds of `max_hold` kept for the rebuild itself, so a change is published, not just started, in time."""
 
-_DATABASE_ERRORS = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError, DBAPIError)
 _REDIS_ERRORS = (RedisError, OSError, TimeoutError)
 
 
-class FeedBuilder:
-    """Long-running service: `await start()` once the worker runs, `await stop()` on shutdown."""
+class FeedBuilder(BackgroundService):
+    """Long-running service: `start()` once, `await stop()` on shutdown."""
+
+    name = "feed-builder"
 
     def __init__(
         self,
@@ -92,6 +86,7 @@ class FeedBuilder:
         sweep_interval: timedelta | None = timedelta(seconds=60),
         batch_size: int = 500,
     ) -> None:
+        super().__init__()
         self._engine = engine
         self._redis = redis
         self._dsn = asyncpg_dsn(database_url)
@@ -102,61 +97,37 @@ class FeedBuilder:
         self._sweep = None if sweep_interval is None else sweep_interval.total_seconds()
         self._batch_size = batch_size
         self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
         self._redis_down_until = 0.0
         self.leading = asyncio.Event()
         """Set while this builder holds the lead (tests and health checks wait on it)."""
 
-    async def start(self) -> None:
-        """Start in the background: connect, take the lead (or stand by), consume."""
-        if self._task is not None:
-            raise RuntimeError("the feed builder is already running")
-        self._task = asyncio.create_task(self._run_forever(), name="feed-builder")
+    def loops(self) -> list[Loop]:
+        """Connect, take the lead (or stand by), consume; after a failure, start over from the
+        durable cursor. Documents still gathering when it stops are rebuilt after the next start."""
 
-    async def stop(self) -> None:
-        """Stop now. Documents still gathering are rebuilt after the next start (cursor behind them)."""
-        task, self._task = self._task, None
-        if task is None:
-            return
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        async def lead_forever() -> None:
+            await run_forever(
+                self._lead,
+                expected=DATABASE_ERRORS,
+                event="feeds.builder_interrupted",
+                retry_after=RETRY_AFTER,
+            )
 
-    async def _run_forever(self) -> None:
-        while True:
-            try:
-                await self._lead()
-            except _DATABASE_ERRORS as error:
-                log.warning("feeds.builder_interrupted", error=_describe(error), retry_in=RETRY_AFTER)
-            except Exception:  # the builder must outlive any one failure
-                log.exception("feeds.builder_failed", retry_in=RETRY_AFTER)
-            await asyncio.sleep(RETRY_AFTER)
+        return [lead_forever]
 
     async def _lead(self) -> None:
         """Hold the lead on one connection and consume until that connection fails."""
-        connection = await asyncpg.connect(self._dsn, server_settings={"application_name": APPLICATION_NAME})
-        try:
-            lost = asyncio.Event()
-            connection.add_termination_listener(lambda _connection: lost.set())
-            standby_logged = False
-            while not await connection.fetchval("SELECT pg_try_advisory_lock($1)", LOCK_KEY):
-                if not standby_logged:
-                    log.info("feeds.builder_standby", retry_every=STANDBY_RETRY)
-                    standby_logged = True
-                await asyncio.sleep(STANDBY_RETRY)
-            await connection.add_listener(CHANNEL, self._notified)
+        async with listening(
+            self._dsn, CHANNEL, self._wake.set, application_name=APPLICATION_NAME, lead_lock=LOCK_KEY
+        ) as connection:
             self.leading.set()
             log.info("feeds.builder_leading", consumer=self._consumer)
-            await self._consume(connection, lost.is_set)
-        finally:
-            self.leading.clear()
-            with contextlib.suppress(*_DATABASE_ERRORS):
-                await asyncio.wait_for(connection.close(), PING_TIMEOUT)
+            try:
+                await self._consume(connection)
+            finally:
+                self.leading.clear()
 
-    def _notified(self, *_args: Any) -> None:
-        self._wake.set()
-
-    async def _consume(self, connection: asyncpg.Connection, lost: Callable[[], bool]) -> None:
+    async def _consume(self, connection: Listening) -> None:
         loop = asyncio.get_running_loop()
         async with self._engine.connect() as conn:
             durable = await load_cursor(conn, self._consumer)
@@ -164,7 +135,7 @@ class FeedBuilder:
         gatherer = Gatherer(self._gather, self._max_hold)
         next_sweep = loop.time() if self._sweep is not None else math.inf
         while True:
-            if lost() or connection.is_closed():
+            if connection.gone:
                 raise ConnectionError("the builder's lock connection closed")
             self._wake.clear()
             batch = await self._read(gatherer, position)
@@ -191,7 +162,7 @@ class FeedBuilder:
                     await self._wake.wait()
             except TimeoutError:
                 # Quiet for a while: make sure the lock connection still answers.
-                await asyncio.wait_for(connection.fetchval("SELECT 1"), PING_TIMEOUT)
+                await connection.ping()
 
     async def _read(self, gatherer: Gatherer, position: Cursor) -> Batch:
         async with self._engine.connect() as conn:

@@ -12,33 +12,32 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from datetime import timedelta
-from typing import Any
 
-import asyncpg
-
+from scoreline.db.listen import DATABASE_ERRORS, listening
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.feeds.partners import PARTNERS_CHANNEL, Partner, hash_api_key, load_partners
 from scoreline.logging import get_logger
+from scoreline.service import BackgroundService, Loop, run_forever
 
 log = get_logger(__name__)
 
 APPLICATION_NAME = "scoreline-partners"
 RETRY_AFTER = 1.0
 """Seconds before reconnecting after the connection failed (one connection per process: no storm)."""
-CLOSE_TIMEOUT = 5.0
-
-_DATABASE_ERRORS = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
 
 
-class PartnerDirectory:
+class PartnerDirectory(BackgroundService):
     """Start once per API process; `find` is a dictionary lookup."""
 
+    name = "partner-directory"
+
     def __init__(self, database_url: str, *, reload_interval: timedelta = timedelta(seconds=30)) -> None:
+        super().__init__()
         self._dsn = asyncpg_dsn(database_url)
         self._reload = reload_interval.total_seconds()
         self._by_hash: dict[str, Partner] = {}
         self._loaded = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._changed = asyncio.Event()
 
     @property
     def loaded(self) -> bool:
@@ -48,53 +47,33 @@ class PartnerDirectory:
         """The partner this key belongs to (revoked ones too), or None for a key never issued."""
         return self._by_hash.get(hash_api_key(api_key))
 
-    async def start(self, *, wait: timedelta = timedelta(seconds=5)) -> None:
+    async def start_and_load(self, *, wait: timedelta = timedelta(seconds=5)) -> None:
         """Start following the table; wait up to `wait` for the first load (the API starts anyway)."""
-        if self._task is not None:
-            raise RuntimeError("the partner directory is already running")
-        self._task = asyncio.create_task(self._follow_forever(), name="partner-directory")
+        self.start()
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(wait.total_seconds()):
                 await self._loaded.wait()
 
-    async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is None:
-            return
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+    def loops(self) -> list[Loop]:
+        async def follow_forever() -> None:
+            await run_forever(
+                self._follow,
+                expected=DATABASE_ERRORS,
+                event="feeds.partners_reload_failed",
+                retry_after=RETRY_AFTER,
+            )
 
-    async def _follow_forever(self) -> None:
-        while True:
-            try:
-                await self._follow()
-            except _DATABASE_ERRORS as error:
-                log.warning(
-                    "feeds.partners_reload_failed",
-                    error=f"{type(error).__name__}: {error}",
-                    retry_in=RETRY_AFTER,
-                )
-            await asyncio.sleep(RETRY_AFTER)
+        return [follow_forever]
 
     async def _follow(self) -> None:
-        connection = await asyncpg.connect(self._dsn, server_settings={"application_name": APPLICATION_NAME})
-        changed = asyncio.Event()
-
-        def wake(*_args: Any) -> None:
-            changed.set()
-
-        try:
-            # A closed connection wakes the loop too; the reload on it then fails and reconnects.
-            connection.add_termination_listener(wake)
-            await connection.add_listener(PARTNERS_CHANNEL, wake)
+        # A closed connection wakes the loop too; the reload on it then fails and reconnects.
+        async with listening(
+            self._dsn, PARTNERS_CHANNEL, self._changed.set, application_name=APPLICATION_NAME
+        ) as listened:
             while True:
-                changed.clear()
-                self._by_hash = await load_partners(connection)
+                self._changed.clear()
+                self._by_hash = await load_partners(listened.connection)
                 self._loaded.set()
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(self._reload):
-                        await changed.wait()
-        finally:
-            with contextlib.suppress(*_DATABASE_ERRORS):
-                await asyncio.wait_for(connection.close(), CLOSE_TIMEOUT)
+                        await self._changed.wait()

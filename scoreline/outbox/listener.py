@@ -28,30 +28,27 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
-import asyncpg
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from scoreline.db.listen import DATABASE_ERRORS, PING_TIMEOUT, listening
 from scoreline.logging import get_logger
 from scoreline.outbox.reader import Cursor, OutboxEvent, current_end, read_after
+from scoreline.outbox.writer import CHANNEL
+from scoreline.service import BackgroundService, Loop
 
 log = get_logger(__name__)
 
-CHANNEL = "scoreline_changes"
-"""The NOTIFY channel every writer of `domain_event` signals (`activities.ingest.store`)."""
 FIRST_RETRY = 0.02
 """Seconds before the first quick re-read (held-back rows, a failed read); doubles each time."""
 HELD_RETRY_CAP = 1.0
 """Seconds; the slowest re-read while rows wait behind an open transaction."""
 APPLICATION_NAME = "scoreline-outbox-listen"
 """How the LISTEN connection shows in `pg_stat_activity`."""
-PING_TIMEOUT = 5.0
-"""Seconds the LISTEN connection has to answer the safety ping before it is re-opened."""
 
 Consumer = Callable[[Sequence[OutboxEvent]], Awaitable[None]]
 """Takes a batch of new events in `(xid, id)` order; raising means "give me these again"."""
 
-_DATABASE_ERRORS = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError, DBAPIError)
+_DATABASE_ERRORS = DATABASE_ERRORS
 
 
 class ConsumerFailedError(Exception):
@@ -88,8 +85,10 @@ class Subscription:
         self.cursor = fresh[-1].cursor
 
 
-class OutboxListener:
+class OutboxListener(BackgroundService):
     """The process's outbox listener: start once, subscribe consumers, stop at shutdown."""
+
+    name = "outbox-listener"
 
     def __init__(
         self,
@@ -100,6 +99,7 @@ class OutboxListener:
         batch_size: int = 500,
         reconnect_cap: timedelta = timedelta(seconds=5),
     ) -> None:
+        super().__init__()
         self._dsn = dsn
         self._engine = engine
         self._safety = safety_interval.total_seconds()
@@ -107,7 +107,6 @@ class OutboxListener:
         self._reconnect_cap = reconnect_cap.total_seconds()
         self._subscriptions: list[Subscription] = []
         self._wake = asyncio.Event()
-        self._tasks: list[asyncio.Task[None]] = []
         self.reads = 0
         """Completed read cycles, for tests and the bench (one per wake-up, however many NOTIFYs)."""
         self.rereads = 0
@@ -125,23 +124,10 @@ class OutboxListener:
         self._subscriptions.append(subscription)
         return subscription
 
-    def start(self) -> None:
-        """Open the LISTEN connection and start reading (both in the background)."""
-        if self._tasks:
-            raise RuntimeError("the outbox listener is already running")
+    def loops(self) -> list[Loop]:
+        """Reading (woken, or every safety interval) and listening, each in the background."""
         self._wake.set()
-        self._tasks = [
-            asyncio.create_task(self._listen_forever(), name="outbox-listen"),
-            asyncio.create_task(self._read_forever(), name="outbox-read"),
-        ]
-
-    async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._tasks = []
+        return [self._read_forever, self._listen_forever]
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -206,45 +192,30 @@ class OutboxListener:
     async def _listen_forever(self) -> None:
         delay: float | None = None
         while True:
+            connected = False
             try:
-                connection = await asyncpg.connect(
-                    self._dsn, server_settings={"application_name": APPLICATION_NAME}
-                )
+                async with listening(
+                    self._dsn, CHANNEL, self._wake.set, application_name=APPLICATION_NAME
+                ) as connection:
+                    connected, delay = True, None
+                    self.listening.set()
+                    # Anything committed while no one was listening is found by this read.
+                    self._wake.set()
+                    log.info("outbox.listening", channel=CHANNEL)
+                    await connection.watch(self._safety)
             except _DATABASE_ERRORS as error:
-                delay = min(_grow(delay, start=0.5), self._reconnect_cap)
-                log.warning(
-                    "outbox.listen_connect_failed", error=f"{type(error).__name__}: {error}", retry_in=delay
-                )
-                await asyncio.sleep(delay)
-                continue
-            try:
-                await self._listen(connection)
-            except _DATABASE_ERRORS as error:
-                log.warning("outbox.listen_lost", error=f"{type(error).__name__}: {error}")
+                if connected:
+                    log.warning("outbox.listen_lost", error=f"{type(error).__name__}: {error}")
+                else:
+                    delay = min(_grow(delay, start=0.5), self._reconnect_cap)
+                    log.warning(
+                        "outbox.listen_connect_failed",
+                        error=f"{type(error).__name__}: {error}",
+                        retry_in=delay,
+                    )
             finally:
                 self.listening.clear()
-                with contextlib.suppress(*_DATABASE_ERRORS):
-                    await asyncio.wait_for(connection.close(), PING_TIMEOUT)
-            delay = None
-            await asyncio.sleep(FIRST_RETRY)
-
-    async def _listen(self, connection: asyncpg.Connection) -> None:
-        """LISTEN until the connection fails its ping or closes."""
-        lost = asyncio.Event()
-        connection.add_termination_listener(lambda _connection: lost.set())
-        await connection.add_listener(CHANNEL, lambda *_args: self._wake.set())
-        self.listening.set()
-        # Anything committed while no one was listening is found by this read.
-        self._wake.set()
-        log.info("outbox.listening", channel=CHANNEL)
-        while True:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self._safety):
-                    await lost.wait()
-            if lost.is_set() or connection.is_closed():
-                raise ConnectionError("the LISTEN connection closed")
-            # A server that vanished without closing the socket shows up here.
-            await asyncio.wait_for(connection.fetchval("SELECT 1"), PING_TIMEOUT)
+            await asyncio.sleep(FIRST_RETRY if delay is None else delay)
 
 
 def _grow(previous: float | None, *, start: float = FIRST_RETRY) -> float:

@@ -62,7 +62,7 @@ async def running_builder(
     """A started builder that holds the lead (no sweep unless asked: tests name their documents)."""
     options.setdefault("sweep_interval", None)
     builder = FeedBuilder(engine, redis, database_url, **options)  # type: ignore[arg-type]
-    await builder.start()
+    builder.start()
     try:
         yield builder
     finally:

@@ -201,7 +201,7 @@ async def test_one_builder_leads_and_a_standby_takes_over(
     async with running_builder(engine, redis, database_url) as leader:
         await eventually(lambda: _is_set(leader.leading))
         standby = FeedBuilder(engine, redis, database_url, sweep_interval=None)
-        await standby.start()
+        standby.start()
         try:
             await asyncio.sleep(0.5)
             assert not standby.leading.is_set()

@@ -38,7 +38,8 @@ def _setting_names() -> set[str]:
 
 
 def test_topology_has_every_part() -> None:
-    """Temporal (with its own Postgres), its UI, Postgres, Redis, migrate, api, worker and the simulators."""
+    """Temporal (with its own Postgres), its UI, Postgres, Redis, migrate, api, worker, the feed
+    builder and the simulators."""
     expected = {
         "postgres",
         "temporal-postgres",
@@ -48,6 +49,7 @@ def test_topology_has_every_part() -> None:
         "migrate",
         "api",
         "worker",
+        "feeds",
     }
     assert expected <= SERVICES.keys()
     assert {"provider-sim", "apns-sim"} <= OURS.keys()
@@ -55,8 +57,8 @@ def test_topology_has_every_part() -> None:
 
 
 def test_api_and_worker_wait_for_the_migration() -> None:
-    """The one-shot migrate job completes before the api and the worker start."""
-    for name in ("api", "worker"):
+    """The one-shot migrate job completes before the api, the worker and the feed builder start."""
+    for name in ("api", "worker", "feeds"):
         assert SERVICES[name]["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}
 
 

@@ -15,7 +15,7 @@ from scoreline.db.urls import asyncpg_dsn
 from scoreline.settings import Settings
 from scoreline.temporal.match_runs import MatchRuns, match_workflow_id
 from tests.support.provider import TOKEN
-from workers.main import worker_dependencies
+from workers.dependencies import worker_dependencies
 from workflows.match import MatchOutcome, MatchWorkflow
 
 FAST = {
@@ -55,8 +55,8 @@ async def start_match(
     async with worker_dependencies(settings) as deps:
         snapshot = await deps.provider.fixture(fixture_id)
         assert snapshot is not None, f"the provider does not know fixture {fixture_id}"
-        await IngestStore(deps.engine).upsert_fixtures([snapshot])
-        started = await MatchRuns.from_settings(client, deps.engine, settings).ensure_running(fixture_id)
+        await IngestStore(deps.pools.ingest).upsert_fixtures([snapshot])
+        started = await MatchRuns.from_settings(client, deps.pools.ingest, settings).ensure_running(fixture_id)
     assert started, f"match-{fixture_id} was not started"
     return client.get_workflow_handle_for(MatchWorkflow.run, match_workflow_id(fixture_id))
 

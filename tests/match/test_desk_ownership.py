@@ -59,7 +59,7 @@ async def _ingest_live_board(settings: Settings) -> None:
     async with worker_dependencies(settings) as deps:
         snapshot = await deps.provider.live_snapshot(FIXTURE_ID)
         assert snapshot is not None
-        await IngestStore(deps.engine).ingest(snapshot, "live")
+        await IngestStore(deps.pools.ingest).ingest(snapshot, "live")
 
 
 @pytest.fixture

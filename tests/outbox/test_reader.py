@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncpg
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from activities.ingest.store import NOTIFY_CHANNEL
-from scoreline.outbox.listener import CHANNEL
 from scoreline.outbox.reader import Batch, Cursor, OutboxEvent, current_end, read_after
 from tests.outbox.writer import MatchWriter
 from tests.support.waiting import eventually
@@ -38,10 +36,6 @@ async def _settled(engine: AsyncEngine, cursor: Cursor, count: int, limit: int =
 
     await eventually(more)
     return events
-
-
-async def test_the_listener_listens_where_the_ingest_notifies() -> None:
-    assert CHANNEL == NOTIFY_CHANNEL
 
 
 async def test_a_late_commit_is_read_after_it_commits_and_in_xid_order(engine: AsyncEngine, dsn: str) -> None:

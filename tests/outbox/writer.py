@@ -6,16 +6,15 @@ streams read (scoreboard, `timeline_item` by seq, `domain_event`) is exactly wha
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import func, text
+from sqlalchemy import func
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from scoreline.db.tables import domain_event, fixture, scoreboard, timeline_item
-from scoreline.outbox.listener import CHANNEL
+from scoreline.db.tables import fixture, scoreboard, timeline_item
+from scoreline.outbox.writer import announce as outbox_announce
 
 HOME = {"id": 19, "name": "Arsenal", "short_code": "ARS", "image": None}
 AWAY = {"id": 18, "name": "Chelsea", "short_code": "CHE", "image": None}
@@ -126,22 +125,12 @@ def select_for_update(fixture_id: int) -> Any:
 async def announce(
     conn: AsyncConnection, fixture_id: int, previous: int, version: int, state: str, home: int, away: int
 ) -> None:
-    """The outbox row and the NOTIFY, as the ingest's `_announce` writes them."""
-    await conn.execute(
-        domain_event.insert().values(
-            fixture_id=fixture_id,
-            seq=version,
-            kind="match.changed",
-            payload={
-                "fixture_id": fixture_id,
-                "from_seq": previous + 1,
-                "version": version,
-                "state": state,
-                "score": {"home": home, "away": away},
-            },
-        )
-    )
-    await conn.execute(
-        text("SELECT pg_notify(:channel, :payload)"),
-        {"channel": CHANNEL, "payload": json.dumps({"fixture_id": fixture_id, "version": version})},
-    )
+    """The outbox row and the NOTIFY, written the way every log writer writes them."""
+    payload = {
+        "fixture_id": fixture_id,
+        "from_seq": previous + 1,
+        "version": version,
+        "state": state,
+        "score": {"home": home, "away": away},
+    }
+    await outbox_announce(conn, fixture_id, version, payload, None)

@@ -8,7 +8,8 @@ from contextlib import asynccontextmanager
 from temporalio.client import Client
 
 from scoreline.settings import Settings
-from workers.main import running_workers, worker_dependencies
+from workers.dependencies import worker_dependencies
+from workers.main import running_workers
 
 
 @asynccontextmanager

@@ -1,0 +1,71 @@
+"""What the worker's activities are built from: one small Postgres pool per role, Redis, the
+provider and APNs clients; opened at start, closed on exit.
+
+Roles get their own pools so that one cannot starve another: hundreds of live watches ingesting at
+once must never leave a desk's commit waiting for a connection, nor a 10,000-device fan-out hold
+up either. Sizes are settings (`DB_POOL_*`); each pool may grow to twice its size under a burst.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+
+import redis.asyncio as aioredis
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from activities.provider.client import SportMonksClient
+from activities.push.apns import ApnsClient
+from scoreline.db.engine import create_engine
+from scoreline.redis_client import shared_redis
+from scoreline.settings import Settings
+
+
+@dataclass(frozen=True)
+class Pools:
+    ingest: AsyncEngine
+    """Watches, one-off fetches and the fixture sync: the provider's side of the log."""
+    commands: AsyncEngine
+    """Desk command commits and their read-copy refreshes."""
+    pushes: AsyncEngine
+    """Live Activity fan-outs."""
+    background: AsyncEngine
+    """Retention, the readiness probe and looking up match facts to start runs."""
+
+
+@dataclass(frozen=True)
+class WorkerDependencies:
+    pools: Pools
+    redis: aioredis.Redis
+    provider: SportMonksClient
+    apns: ApnsClient | None
+    """None without `APNS_KEY_PATH`: pushes to a fixture nobody follows still succeed."""
+
+
+@asynccontextmanager
+async def worker_dependencies(settings: Settings) -> AsyncIterator[WorkerDependencies]:
+    async with AsyncExitStack() as stack:
+        url = settings.require_database_url()
+
+        def pool(size: int) -> AsyncEngine:
+            # No pre-ping: every database call here runs in a retried activity, and the first
+            # failure after a restart invalidates the pool, so the retry gets a fresh connection.
+            engine = create_engine(url, pool_size=size, pre_ping=False)
+            stack.push_async_callback(engine.dispose)
+            return engine
+
+        pools = Pools(
+            ingest=pool(settings.db_pool_ingest),
+            commands=pool(settings.db_pool_commands),
+            pushes=pool(settings.db_pool_pushes),
+            background=pool(settings.db_pool_background),
+        )
+        redis = shared_redis(settings.require_redis_url())
+        stack.push_async_callback(redis.aclose)
+        provider = SportMonksClient.from_settings(settings)
+        stack.push_async_callback(provider.aclose)
+        apns = ApnsClient.from_settings(settings) if settings.apns_key_path else None
+        if apns is not None:
+            stack.push_async_callback(apns.aclose)
+        yield WorkerDependencies(pools=pools, redis=redis, provider=provider, apns=apns)

@@ -1,0 +1,38 @@
+"""The partner feed builder's process (`scoreline feeds`): not a Temporal worker, a reader of the outbox.
+
+It keeps the partner documents current (`scoreline.feeds.builder`). Run as many as you like: one
+leads per database (an advisory lock), the others stand by and take over when it goes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+from scoreline.db.engine import create_engine
+from scoreline.feeds.builder import FeedBuilder
+from scoreline.logging import get_logger
+from scoreline.redis_client import shared_redis
+from scoreline.settings import Settings
+
+log = get_logger(__name__)
+
+
+async def run(settings: Settings) -> None:
+    """Build documents until SIGINT/SIGTERM; documents still gathering are rebuilt after a restart."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    engine = create_engine(settings.require_database_url(), pool_size=settings.db_pool_feeds)
+    redis = shared_redis(settings.require_redis_url())
+    builder = FeedBuilder(engine, redis, settings.require_database_url())
+    builder.start()
+    log.info("feed builder running")
+    try:
+        await stop.wait()
+    finally:
+        log.info("feed builder stopping")
+        await builder.stop()
+        await redis.aclose()
+        await engine.dispose()
