@@ -75,7 +75,9 @@ async def day(settings: Settings, database_url: str) -> AsyncIterator[Day]:
             assert sorted(snapshot.fixture_id for snapshot in listing) == list(FIXTURES)
             db = await asyncpg.connect(asyncpg_dsn(database_url))
             try:
-                yield Day(listing=listing, store=IngestStore(deps.pools.ingest), db=db, database_url=database_url)
+                yield Day(
+                    listing=listing, store=IngestStore(deps.pools.ingest), db=db, database_url=database_url
+                )
             finally:
                 await db.close()
 

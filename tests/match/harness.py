@@ -56,7 +56,9 @@ async def start_match(
         snapshot = await deps.provider.fixture(fixture_id)
         assert snapshot is not None, f"the provider does not know fixture {fixture_id}"
         await IngestStore(deps.pools.ingest).upsert_fixtures([snapshot])
-        started = await MatchRuns.from_settings(client, deps.pools.ingest, settings).ensure_running(fixture_id)
+        started = await MatchRuns.from_settings(client, deps.pools.ingest, settings).ensure_running(
+            fixture_id
+        )
     assert started, f"match-{fixture_id} was not started"
     return client.get_workflow_handle_for(MatchWorkflow.run, match_workflow_id(fixture_id))
 

@@ -55,7 +55,9 @@ async def commit_like_a_dying_watch(settings: Settings) -> None:
     the ingest (the Redis digest and read copies included), then never return to the workflow."""
     async with worker_dependencies(settings) as deps:
         polling = PollingConfig(live=None, idle=None, reconcile=None)
-        watch = WatchActivities(deps.provider, IngestStore(deps.pools.ingest), deps.pools.ingest, deps.redis, polling)
+        watch = WatchActivities(
+            deps.provider, IngestStore(deps.pools.ingest), deps.pools.ingest, deps.redis, polling
+        )
         snapshot = await deps.provider.live_snapshot(FIXTURE_ID)
         assert snapshot is not None, "the match is not on the live board"
         summary = await watch.ingest(snapshot, "live")
