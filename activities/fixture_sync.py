@@ -12,7 +12,7 @@ from domain.snapshot import MatchState, Snapshot
 from domain.states import OVER_STATES
 from scoreline.logging import get_logger
 from scoreline.temporal.match_runs import MatchRuns
-from workflows.fixture_sync import DueFixture, DueFixtures, FixtureSyncInput
+from workflows.fixture_sync_types import DueFixture, DueFixtures, FixtureSyncInput
 
 log = get_logger(__name__)
 

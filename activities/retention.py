@@ -34,7 +34,7 @@ from temporalio import activity
 
 from domain.states import OVER_STATES
 from scoreline.logging import get_logger
-from workflows.retention import PURGE_ACTIVITY, PurgeInput, PurgeResult, RetentionTable
+from workflows.retention_types import PurgeInput, PurgeResult, RetentionTable
 
 log = get_logger(__name__)
 
@@ -118,7 +118,7 @@ class RetentionActivities:
         self._engine = engine
         self._consumers = frozenset(consumers)
 
-    @activity.defn(name=PURGE_ACTIVITY)
+    @activity.defn(name="purge_old_rows")
     async def purge_old_rows(self, purge: PurgeInput) -> PurgeResult:
         """Batches of `purge.table` until one comes back short or the budget is spent.
 

@@ -16,14 +16,17 @@ import asyncio
 import hashlib
 import json
 
+from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.commands.store import CommandStore
 from domain.commands import CommandAnswer, CommandRequest, Outcome, Reason
+from domain.failures import UNKNOWN_FIXTURE, UnknownFixture
+from domain.rules import COMMAND_SHAPE_ERROR
+from scoreline.readmodel.commands import lookup
 from scoreline.settings import Settings
-from scoreline.temporal.match_runs import MatchRuns, UnknownFixture, match_workflow_id
+from scoreline.temporal.match_runs import MatchRuns, match_workflow_id
 from workflows.match import MatchWorkflow
 
 
@@ -34,11 +37,6 @@ class WorkflowRefused(Exception):
         super().__init__(message)
         self.message = message
         self.path = path
-
-
-UNSTORED_FIXTURE = "UnknownFixture"
-"""The `ApplicationError` type the command activities fail with (non-retryable) when the fixture
-row is missing (`activities.commands.activities`)."""
 
 
 class NotAnswered(Exception):
@@ -57,10 +55,10 @@ def payload_hash(fixture_id: int, code: str, input: object, saw: int) -> str:
 
 
 async def stored_answer(
-    store: CommandStore, fixture_id: int, request: CommandRequest
+    engine: AsyncEngine, fixture_id: int, request: CommandRequest
 ) -> CommandAnswer | None:
     """The answer for a key the `command` table already holds; None for a new key."""
-    stored = await store.lookup(request.key)
+    stored = await lookup(engine, request.key)
     if stored is None:
         return None
     if stored.payload_hash == request.payload_hash and stored.fixture_id == fixture_id:
@@ -94,7 +92,7 @@ async def submit(
         raise NotAnswered("no answer in time") from error
     except WorkflowUpdateFailedError as error:
         cause = error.cause
-        if isinstance(cause, ApplicationError) and cause.type == "CommandShapeError":
+        if isinstance(cause, ApplicationError) and cause.type == COMMAND_SHAPE_ERROR:
             details = cause.details[0] if cause.details else {}
             path = details.get("path") if isinstance(details, dict) else None
             raise WorkflowRefused(cause.message, path) from error
@@ -109,7 +107,7 @@ def _names_unstored_fixture(error: BaseException | None) -> bool:
     """Whether a failed update's cause chain (ActivityError → ApplicationError) says the fixture's
     row is missing: a workflow running for a fixture the database does not hold."""
     while error is not None:
-        if isinstance(error, ApplicationError) and error.type == UNSTORED_FIXTURE:
+        if isinstance(error, ApplicationError) and error.type == UNKNOWN_FIXTURE:
             return True
         error = error.__cause__
     return False

@@ -49,7 +49,8 @@ from domain.snapshot import Item, ItemType, MatchState, Snapshot, Sport, Stream
 from scoreline.db.engine import create_engine
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.logging import configure_logging
-from workflows.retention import RetentionInput, RetentionResult, RetentionTable, RetentionWorkflow
+from workflows.retention import RetentionInput, RetentionResult, RetentionWorkflow
+from workflows.retention_types import RetentionTable
 
 GOAL = (
     "a retention job deletes in batches what is older than its age, never holding a long lock; "

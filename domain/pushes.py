@@ -14,9 +14,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from domain.moments import KeyMoment
 
-PUSH_ACTIVITY = "push_live_activities"
-"""The activity's registered name, for `workflow.execute_activity(PUSH_ACTIVITY, ...)`."""
-
 PushKind = Literal["start", "update", "end"]
 """`start`: push-to-start to every follower; `update`: new state to running activities; `end`: final state."""
 

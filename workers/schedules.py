@@ -27,7 +27,8 @@ from temporalio.client import (
 
 from scoreline.logging import get_logger
 from scoreline.settings import Settings
-from workflows.fixture_sync import FixtureSyncInput, FixtureSyncWorkflow
+from workflows.fixture_sync import FixtureSyncWorkflow
+from workflows.fixture_sync_types import FixtureSyncInput
 from workflows.retention import RetentionInput, RetentionWorkflow
 
 log = get_logger(__name__)

@@ -7,25 +7,15 @@ A Temporal Schedule runs it every `FIXTURE_SYNC_INTERVAL` (overlap: skip). It re
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
-SYNC_ACTIVITY = "sync_fixtures"
-START_ACTIVITY = "start_match_workflows"
-
-
-class FixtureSyncInput(BaseModel):
-    """A date window around today (UTC); every field has a default for the UI form."""
-
-    model_config = ConfigDict(frozen=True)
-
-    days_back: int = 0
-    days_ahead: int = 1
-    horizon_minutes: int = 15
-    """Start the MatchWorkflow of a fixture that kicks off within this many minutes (or is live)."""
+with workflow.unsafe.imports_passed_through():
+    from activities.fixture_sync import FixtureSyncActivities
+    from workflows.fixture_sync_types import FixtureSyncInput
 
 
 class FixtureSyncResult(BaseModel):
@@ -36,39 +26,21 @@ class FixtureSyncResult(BaseModel):
     started: tuple[int, ...] = ()
 
 
-class DueFixture(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    fixture_id: int
-    kickoff: datetime | None = None
-
-
-class DueFixtures(BaseModel):
-    """What `sync_fixtures` found: how many rows it upserted, and which matches need watching."""
-
-    model_config = ConfigDict(frozen=True)
-
-    fixtures_seen: int
-    due: tuple[DueFixture, ...]
-
-
 @workflow.defn
 class FixtureSyncWorkflow:
     @workflow.run
     async def run(self, sync: FixtureSyncInput) -> FixtureSyncResult:
-        found: DueFixtures = await workflow.execute_activity(
-            SYNC_ACTIVITY,
+        found = await workflow.execute_activity_method(
+            FixtureSyncActivities.sync_fixtures,
             sync,
-            result_type=DueFixtures,
             start_to_close_timeout=timedelta(seconds=40),
             retry_policy=RetryPolicy(maximum_attempts=3),
         )
         started: tuple[int, ...] = ()
         if found.due:
-            started = await workflow.execute_activity(
-                START_ACTIVITY,
+            started = await workflow.execute_activity_method(
+                FixtureSyncActivities.start_match_workflows,
                 found.due,
-                result_type=tuple[int, ...],
                 start_to_close_timeout=timedelta(seconds=30),
                 retry_policy=RetryPolicy(maximum_attempts=3),
             )

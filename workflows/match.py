@@ -33,20 +33,19 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from activities.watch import WatchActivities
     from domain.commands import CommandAnswer, CommandRequest
     from domain.desk import DeskBook
     from domain.progress import IngestSummary, MatchProgress
     from domain.push_plan import end_push, start_push, update_push
     from domain.pushes import PushInput
-    from domain.rules import CommandShapeError, Mode, parse_command
+    from domain.rules import COMMAND_SHAPE_ERROR, CommandShapeError, Mode, parse_command
     from domain.snapshot import MatchState
     from domain.states import OVER_STATES, STARTED_STATES
     from workflows.match_desk import DeskCommands
     from workflows.match_pushes import PushQueue
     from workflows.match_types import FetchInput, Source, WatchInput, WatchResult
 
-WATCH_ACTIVITY = "watch_match"
-FETCH_ACTIVITY = "fetch_and_ingest"
 FOLLOWERS_CHANGED = "followers_changed"
 """The signal a follow sends (`MatchRuns.tell_followers_changed`)."""
 POSTPONED_PATCH = "postponed-recheck-first"
@@ -148,7 +147,7 @@ class MatchWorkflow:
         try:
             parse_command(request.code, request.input)
         except CommandShapeError as error:
-            raise ApplicationError(error.message, {"path": error.path}, type="CommandShapeError") from None
+            raise ApplicationError(error.message, {"path": error.path}, type=COMMAND_SHAPE_ERROR) from None
 
     @workflow.signal(name=FOLLOWERS_CHANGED)
     def followers_changed(self) -> None:
@@ -302,10 +301,9 @@ class MatchWorkflow:
         self, fixture_id: int, options: MatchOptions, settle: float | None
     ) -> WatchResult | None:
         """One watch, until a material change; None when it was cancelled because `_interrupted`."""
-        watch = workflow.start_activity(
-            WATCH_ACTIVITY,
+        watch = workflow.start_activity_method(
+            WatchActivities.watch_match,
             WatchInput(fixture_id=fixture_id, progress=self.current, settle_seconds=settle),
-            result_type=WatchResult,
             task_queue=options.watch_task_queue,
             start_to_close_timeout=timedelta(hours=12),
             heartbeat_timeout=timedelta(seconds=options.heartbeat_timeout_seconds),
@@ -320,7 +318,7 @@ class MatchWorkflow:
             except ActivityError:
                 pass  # the cancellation asked for above
             return None
-        result: WatchResult = await watch
+        result = await watch
         before, self.current = self.current, result.progress
         if result.summary is not None:
             self.changed(before, result.summary)
@@ -329,10 +327,9 @@ class MatchWorkflow:
     async def _fetch(self, fixture_id: int, source: Source) -> IngestSummary | None:
         """One full fetch and ingest; None when the fixture is unknown or the provider stayed down."""
         try:
-            summary: IngestSummary | None = await workflow.execute_activity(
-                FETCH_ACTIVITY,
+            summary = await workflow.execute_activity_method(
+                WatchActivities.fetch_and_ingest,
                 FetchInput(fixture_id=fixture_id, source=source),
-                result_type=IngestSummary | None,  # type: ignore[arg-type]
                 start_to_close_timeout=timedelta(minutes=2),
                 retry_policy=FETCH_RETRY,
             )

@@ -19,12 +19,11 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
+    from activities.commands.activities import CommandActivities
     from domain.commands import (
         CommandAnswer,
         CommandRequest,
-        CommitResult,
         CommitStatus,
-        DeskContext,
         Outcome,
         Reason,
     )
@@ -32,8 +31,6 @@ with workflow.unsafe.imports_passed_through():
     from domain.progress import IngestSummary, MatchProgress
     from domain.rules import Mode
 
-COMMIT_ACTIVITY = "commit_command"
-CONTEXT_ACTIVITY = "load_desk_context"
 MAX_COMMIT_ATTEMPTS = 5
 """Times a command is re-decided because the provider ingest wrote first, before `try_again`."""
 
@@ -95,10 +92,9 @@ class DeskCommands:
             decision = decide(
                 book, self._fixture_id, request, self._run.current, has_provider=self._source == "provider"
             )
-            result: CommitResult = await workflow.execute_local_activity(
-                COMMIT_ACTIVITY,
+            result = await workflow.execute_local_activity_method(
+                CommandActivities.commit_command,
                 decision.commit,
-                result_type=CommitResult,
                 start_to_close_timeout=timedelta(seconds=10),
                 retry_policy=COMMIT_RETRY,
             )
@@ -142,10 +138,9 @@ class DeskCommands:
         return CommandAnswer(outcome=Outcome.TRY_AGAIN, reason=BUSY)
 
     async def _open_book(self) -> DeskBook:
-        context: DeskContext = await workflow.execute_local_activity(
-            CONTEXT_ACTIVITY,
+        context = await workflow.execute_local_activity_method(
+            CommandActivities.load_desk_context,
             self._fixture_id,
-            result_type=DeskContext,
             start_to_close_timeout=timedelta(seconds=10),
             retry_policy=COMMIT_RETRY,
         )

@@ -29,9 +29,11 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
+    from activities.push.fanout import PushActivities
+    from domain.failures import APNS_CONFIG_ERROR, UNKNOWN_FIXTURE
     from domain.progress import MatchProgress
     from domain.push_plan import start_push
-    from domain.pushes import PUSH_ACTIVITY, PushInput, PushResult
+    from domain.pushes import PushInput
 
 PUSHES_PATCH = "live-activity-pushes"
 """Runs recorded before Live Activity pushes existed replay without them."""
@@ -46,7 +48,7 @@ PUSH_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     maximum_interval=timedelta(seconds=30),
     maximum_attempts=20,
-    non_retryable_error_types=["ApnsConfigError", "UnknownFixture"],
+    non_retryable_error_types=[APNS_CONFIG_ERROR, UNKNOWN_FIXTURE],
 )
 
 
@@ -231,10 +233,9 @@ class PushQueue:
 
     async def _send(self, push: PushInput) -> None:
         try:
-            await workflow.execute_activity(
-                PUSH_ACTIVITY,
+            await workflow.execute_activity_method(
+                PushActivities.push_live_activities,
                 push,
-                result_type=PushResult,
                 start_to_close_timeout=timedelta(minutes=10),
                 heartbeat_timeout=timedelta(seconds=30),
                 retry_policy=PUSH_RETRY,

@@ -16,10 +16,8 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from domain.progress import IngestSummary
+    from activities.watch import WatchActivities
     from workflows.match_types import FetchInput
-
-FETCH_ACTIVITY = "fetch_and_ingest"
 
 
 class ReplayInput(BaseModel):
@@ -53,10 +51,9 @@ class ReplayFixtureWorkflow:
     async def run(self, replay: ReplayInput) -> ReplayResult:
         if replay.fixture_id <= 0:
             raise ApplicationError("fixture_id must be a positive provider id", non_retryable=True)
-        summary: IngestSummary | None = await workflow.execute_activity(
-            FETCH_ACTIVITY,
+        summary = await workflow.execute_activity_method(
+            WatchActivities.fetch_and_ingest,
             FetchInput(fixture_id=replay.fixture_id, source="replay", rebuild=replay.rebuild),
-            result_type=IngestSummary | None,  # type: ignore[arg-type]
             start_to_close_timeout=timedelta(minutes=5),
             retry_policy=RetryPolicy(maximum_attempts=5),
         )

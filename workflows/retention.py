@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import timedelta
-from enum import StrEnum
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,46 +23,14 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
-PURGE_ACTIVITY = "purge_old_rows"
+with workflow.unsafe.imports_passed_through():
+    from activities.retention import RetentionActivities
+    from workflows.retention_types import PurgeInput, RetentionTable
+
 DAY = 86_400.0
 
 Age = Annotated[float, Field(gt=0)] | None
 """Seconds a row is kept; None keeps the table forever."""
-
-
-class RetentionTable(StrEnum):
-    """The tables retention deletes from (the values are the table names)."""
-
-    OUTBOX = "domain_event"
-    PUSH_ATTEMPT = "push_attempt"
-    COMMAND = "command"
-    EFFECT_LOG = "effect_log"
-    DOCUMENT = "published_document"
-
-
-class PurgeInput(BaseModel):
-    """One call of `purge_old_rows`: batches of one table until a short batch or the budget ends."""
-
-    model_config = ConfigDict(frozen=True)
-
-    table: RetentionTable
-    age_seconds: Annotated[float, Field(gt=0)]
-    batch: Annotated[int, Field(ge=1)] = 1000
-    pause_seconds: Annotated[float, Field(ge=0)] = 0.05
-    """Sleep after each batch, so a backlog never keeps Postgres busy back to back."""
-    budget_seconds: Annotated[float, Field(gt=0)] = 60.0
-    """Return after this long even if full batches keep coming (the workflow calls again)."""
-
-
-class PurgeResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    deleted: int = 0
-    batches: int = 0
-    fixtures_purged: int = 0
-    """Effect log only: matches whose log is now empty and marked `fixture.effects_purged_at`."""
-    done: bool = True
-    """The last batch was short: nothing old enough is left (for now)."""
 
 
 class RetentionInput(BaseModel):
@@ -126,10 +93,9 @@ class RetentionWorkflow:
             done = False
             while not done:
                 try:
-                    result: PurgeResult = await workflow.execute_activity(
-                        PURGE_ACTIVITY,
+                    result = await workflow.execute_activity_method(
+                        RetentionActivities.purge_old_rows,
                         purge,
-                        result_type=PurgeResult,
                         start_to_close_timeout=timedelta(seconds=retention.budget_seconds + 120),
                         heartbeat_timeout=timedelta(seconds=30),
                         retry_policy=RetryPolicy(initial_interval=timedelta(seconds=5), maximum_attempts=3),

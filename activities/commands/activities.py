@@ -14,14 +14,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.commands.store import CommandStore, UnknownFixture
+from activities.commands.store import CommandStore
 from domain.commands import CommitInput, CommitResult, CommitStatus, DeskContext
+from domain.failures import UNKNOWN_FIXTURE, UnknownFixture
 from scoreline.logging import get_logger
 from scoreline.readmodel.cache import refresh as refresh_cache
 from scoreline.tracing import current_trace_id
-
-COMMIT_ACTIVITY = "commit_command"
-CONTEXT_ACTIVITY = "load_desk_context"
 
 log = get_logger(__name__)
 
@@ -33,20 +31,20 @@ class CommandActivities:
         self._redis = redis
         self._refreshes: set[asyncio.Task[None]] = set()
 
-    @activity.defn(name=CONTEXT_ACTIVITY)
+    @activity.defn(name="load_desk_context")
     async def load_desk_context(self, fixture_id: int) -> DeskContext:
         try:
             return await self._store.context(fixture_id)
         except UnknownFixture as error:
-            raise ApplicationError(str(error), type="UnknownFixture", non_retryable=True) from error
+            raise ApplicationError(str(error), type=UNKNOWN_FIXTURE, non_retryable=True) from error
 
-    @activity.defn(name=COMMIT_ACTIVITY)
+    @activity.defn(name="commit_command")
     async def commit_command(self, data: CommitInput) -> CommitResult:
         trace_id = current_trace_id()
         try:
             result = await self._store.commit(data, trace_id)
         except UnknownFixture as error:
-            raise ApplicationError(str(error), type="UnknownFixture", non_retryable=True) from error
+            raise ApplicationError(str(error), type=UNKNOWN_FIXTURE, non_retryable=True) from error
         log.info(
             "command committed" if result.status is CommitStatus.COMMITTED else "command not written",
             fixture_id=data.fixture_id,

@@ -11,7 +11,6 @@ only after this transaction committed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, cast
 
 from sqlalchemy import func, select, update
@@ -28,27 +27,16 @@ from domain.commands import (
     DeskContext,
     Outcome,
 )
+from domain.failures import UnknownFixture
 from domain.rules import Code
 from scoreline.accounts.desk_fixtures import lineups_of
 from scoreline.db.tables import command, fixture, scoreboard, timeline_item
 from scoreline.outbox.writer import announce
-
-
-class UnknownFixture(LookupError):
-    """The command names a fixture Postgres does not have: retrying cannot help."""
-
-
-@dataclass(frozen=True)
-class StoredCommand:
-    """A key's first answer, as the `command` table holds it."""
-
-    fixture_id: int
-    payload_hash: str
-    answer: CommandAnswer
+from scoreline.readmodel.commands import StoredCommand, stored_command
 
 
 class CommandStore:
-    """Commits commands and answers key lookups. One per process, sharing the engine's pool."""
+    """Commits commands. One per process, sharing the engine's pool."""
 
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
@@ -56,7 +44,7 @@ class CommandStore:
     async def commit(self, data: CommitInput, trace_id: str | None) -> CommitResult:
         async with self._engine.begin() as conn:
             fixture_state = await _lock_fixture(conn, data.fixture_id)
-            stored = await _stored(conn, data.request.key)
+            stored = await stored_command(conn, data.request.key)
             last_seq = await _last_seq(conn, data.fixture_id)
             if stored is not None:
                 return _known_key(stored, data, last_seq)
@@ -70,11 +58,6 @@ class CommandStore:
                 await _log(conn, data, fixture_state, trace_id)
                 last_seq = data.seq
         return CommitResult(status=CommitStatus.COMMITTED, answer=answer, last_seq=last_seq)
-
-    async def lookup(self, key: str) -> StoredCommand | None:
-        """The stored first answer of `key`, if any: lets the API answer a resend at once."""
-        async with self._engine.connect() as conn:
-            return await _stored(conn, key)
 
     async def context(self, fixture_id: int) -> DeskContext:
         """What a workflow run needs before its first command."""
@@ -110,23 +93,6 @@ async def _lock_fixture(conn: AsyncConnection, fixture_id: int) -> str:
     if row is None:
         raise UnknownFixture(f"fixture {fixture_id} is not stored")
     return cast(str, row.state)
-
-
-async def _stored(conn: AsyncConnection, key: str) -> StoredCommand | None:
-    row = (
-        await conn.execute(
-            select(command.c.fixture_id, command.c.payload_hash, command.c.answer).where(
-                command.c.command_id == key
-            )
-        )
-    ).first()
-    if row is None:
-        return None
-    return StoredCommand(
-        fixture_id=row.fixture_id,
-        payload_hash=row.payload_hash,
-        answer=CommandAnswer.model_validate(row.answer),
-    )
 
 
 async def _last_seq(conn: AsyncConnection, fixture_id: int) -> int:

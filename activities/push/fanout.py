@@ -34,17 +34,13 @@ from activities.push.limiter import AdaptiveLimit
 from activities.push.pacing import decide
 from activities.push.payloads import build, variants
 from activities.push.store import PushStore, Target
-from domain.pushes import PUSH_ACTIVITY, PushInput, PushResult
+from domain.failures import APNS_CONFIG_ERROR, UNKNOWN_FIXTURE
+from domain.pushes import PushInput, PushResult
 from scoreline.logging import get_logger
 from scoreline.settings import Settings
 from scoreline.tracing import bound_trace, current_trace_id
 
 log = get_logger(__name__)
-
-CONFIG_ERROR = "ApnsConfigError"
-"""ApplicationError type when APNs refuses our key, topic or request shape, or when this worker has
-no APNs configured and there is someone to push to: retrying cannot help."""
-UNKNOWN_FIXTURE = "UnknownFixture"
 
 
 @dataclass(frozen=True)
@@ -100,7 +96,7 @@ class PushActivities:
         self._client = client
         self._config = config
 
-    @activity.defn(name=PUSH_ACTIVITY)
+    @activity.defn(name="push_live_activities")
     async def push_live_activities(self, push: PushInput) -> PushResult:
         """Send `push` to every target once; see the module docstring."""
         # The change's own trace (a poll's or a desk request's) wins over the workflow's.
@@ -208,7 +204,7 @@ class _Fanout:
         send, stale, waiting = self._triage(batch.targets)
         if self.sender is None and (send or waiting):
             raise ApplicationError(
-                "this worker has no APNs settings (APNS_KEY_PATH)", type=CONFIG_ERROR, non_retryable=True
+                "this worker has no APNs settings (APNS_KEY_PATH)", type=APNS_CONFIG_ERROR, non_retryable=True
             )
         claimed = await self._claim(send, stale, state)
         return _Prepared(claimed, waiting, batch.cursor, batch.last)
@@ -360,7 +356,7 @@ class _Fanout:
             self.log.error("push.apns_config_error", status=first.status, reason=first.reason)
             return ApplicationError(
                 f"APNs refused our request: {first.status} {first.reason}",
-                type=CONFIG_ERROR,
+                type=APNS_CONFIG_ERROR,
                 non_retryable=True,
             )
         released = sum(1 for _, d in results if d.outcome == "released")

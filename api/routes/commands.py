@@ -14,7 +14,6 @@ from fastapi.responses import JSONResponse
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue
 from sqlalchemy.exc import DBAPIError
 
-from activities.commands.store import CommandStore
 from api.auth import SenderDep, require_fixture
 from api.command_road import (
     NotAnswered,
@@ -27,10 +26,11 @@ from api.deps import EngineDep, ResourcesDep, SettingsDep
 from api.errors import ApiError
 from api.resources import Resources
 from domain.commands import CommandAnswer, CommandKey, CommandRequest, Outcome, Reason
+from domain.failures import UnknownFixture
 from domain.rules import CommandShapeError, parse_command
 from domain.rules.commands import MAX_ID
 from scoreline.logging import get_logger
-from scoreline.temporal.match_runs import MatchRuns, UnknownFixture
+from scoreline.temporal.match_runs import MatchRuns
 
 router = APIRouter(prefix="/v1/matches", tags=["commands"])
 log = get_logger(__name__)
@@ -76,7 +76,7 @@ async def send_command(
         payload_hash=payload_hash(fixture_id, body.code, body.input, body.saw),
     )
     try:
-        answer = await stored_answer(CommandStore(engine), fixture_id, request)
+        answer = await stored_answer(engine, fixture_id, request)
         if answer is None:
             answer = await submit(await _match_runs(resources), settings, fixture_id, request)
     except UnknownFixture:

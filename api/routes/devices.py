@@ -34,6 +34,7 @@ from temporalio.service import RPCError
 from api.deps import EngineDep, ResourcesDep
 from api.errors import ApiError
 from api.resources import Resources
+from domain.failures import UnknownFixture
 from scoreline.devices import store
 from scoreline.devices.rate_limit import FollowRateLimit
 from scoreline.devices.tokens import APNS_TOKEN_PATTERN, device_of, matches
@@ -253,7 +254,7 @@ async def follow(
     await _within_rate(resources, device_id)
     try:
         followed = await store.follow(engine, device_id, body.fixture_id)
-    except store.UnknownFixtureError as error:
+    except UnknownFixture as error:
         raise _no_fixture(body.fixture_id) from error
     if not followed.created:
         response.status_code = status.HTTP_200_OK
@@ -323,7 +324,7 @@ async def report_live_activity(
     """The update token of this device's activity for the fixture; the activity becomes `active`."""
     try:
         row = await store.report_activity_token(engine, device_id, fixture_id, body.push_token.lower())
-    except store.UnknownFixtureError as error:
+    except UnknownFixture as error:
         raise _no_fixture(fixture_id) from error
     except store.ActivityEndedError as error:
         raise ApiError(409, "live_activity_ended", str(error)) from error

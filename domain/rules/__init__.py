@@ -31,6 +31,7 @@ from pydantic import Field, JsonValue, TypeAdapter
 from domain.rules import cricket, football
 from domain.rules.commands import (
     ADDITIVE_CODES,
+    COMMAND_SHAPE_ERROR,
     COMMANDS,
     Code,
     Command,
@@ -126,6 +127,7 @@ def scoreboard(state: FootballState | CricketState) -> dict[str, JsonValue]:
 __all__ = [
     "ADDITIVE_CODES",
     "COMMANDS",
+    "COMMAND_SHAPE_ERROR",
     "RULE_STATE",
     "Actor",
     "Code",

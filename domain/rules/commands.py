@@ -84,6 +84,10 @@ class CommandShapeError(ValueError):
         self.message = message
 
 
+COMMAND_SHAPE_ERROR = CommandShapeError.__name__
+"""The `ApplicationError` type the `submit` Update's validator refuses a bad shape with."""
+
+
 class _Input(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from domain.failures import UnknownFixture
 from scoreline.devices.tokens import hash_token, matches, new_token
 
 Environment = Literal["sandbox", "production"]
@@ -56,10 +57,6 @@ class InstallRegisteredError(LookupError):
     def __init__(self, device_id: uuid.UUID) -> None:
         super().__init__(f"install registered to device {device_id}")
         self.device_id = device_id
-
-
-class UnknownFixtureError(LookupError):
-    """The fixture id names no fixture."""
 
 
 class ActivityEndedError(RuntimeError):
@@ -163,7 +160,7 @@ async def follow(engine: AsyncEngine, device_id: uuid.UUID, fixture_id: int) -> 
     """Follow a fixture, marking its match as having followers waiting for a Live Activity.
 
     Raises:
-        UnknownFixtureError: No such fixture.
+        UnknownFixture: No such fixture.
     """
     async with engine.begin() as conn:
         await _require_fixture(conn, fixture_id)
@@ -205,7 +202,7 @@ async def report_activity_token(
     rotated it.
 
     Raises:
-        UnknownFixtureError: No such fixture.
+        UnknownFixture: No such fixture.
         ActivityEndedError: This activity has ended already.
     """
     async with engine.begin() as conn:
@@ -251,7 +248,7 @@ _ACTIVITY_COLUMNS = """fixture_id, status, push_token_active, push_token IS NOT 
 async def _require_fixture(conn: AsyncConnection, fixture_id: int) -> None:
     found = await conn.execute(text("SELECT 1 FROM fixture WHERE id = :id"), {"id": fixture_id})
     if found.first() is None:
-        raise UnknownFixtureError(f"no fixture {fixture_id}")
+        raise UnknownFixture(f"no fixture {fixture_id}")
 
 
 def _activity(row: Any) -> ActivityRow:

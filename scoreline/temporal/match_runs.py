@@ -25,6 +25,7 @@ from temporalio.client import Client, WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
+from domain.failures import UnknownFixture
 from domain.progress import MatchProgress
 from domain.rules import Mode
 from domain.snapshot import MatchState
@@ -50,10 +51,6 @@ def match_options(settings: Settings) -> MatchOptions:
         postponed_give_up_seconds=settings.postponed_give_up.total_seconds(),
         watch_task_queue=settings.temporal_watch_task_queue,
     )
-
-
-class UnknownFixture(LookupError):
-    """No fixture row with this id: there is nothing to start."""
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,8 @@ from tests.commands.harness import Road, road_settings, running_api
 from tests.match.harness import fast_settings
 from tests.support.provider import Provider, running_provider
 from tests.support.worker import running_worker, worker_dependencies
-from workflows.fixture_sync import FixtureSyncInput, FixtureSyncWorkflow
+from workflows.fixture_sync import FixtureSyncWorkflow
+from workflows.fixture_sync_types import FixtureSyncInput
 from workflows.replay import ReplayFixtureWorkflow, ReplayInput
 
 pytestmark = pytest.mark.timeout(120)

@@ -24,7 +24,8 @@ from tests.match.recordings import POSTPONED_AT, RESCHEDULED_AT, postponed_then_
 from tests.support.provider import expected, line_times, running_provider
 from tests.support.replay import replays_and_keep
 from tests.support.worker import running_worker
-from workflows.fixture_sync import FixtureSyncInput, FixtureSyncResult, FixtureSyncWorkflow
+from workflows.fixture_sync import FixtureSyncResult, FixtureSyncWorkflow
+from workflows.fixture_sync_types import FixtureSyncInput
 from workflows.match import MatchWorkflow
 
 pytestmark = pytest.mark.timeout(180)

@@ -17,7 +17,8 @@ from tests.match.harness import fast_settings, start_match, stored_outcome, tabl
 from tests.support.provider import expected, line_times, running_provider
 from tests.support.replay import HISTORIES, assert_replays
 from tests.support.worker import running_worker
-from workflows.fixture_sync import FixtureSyncInput, FixtureSyncResult, FixtureSyncWorkflow
+from workflows.fixture_sync import FixtureSyncResult, FixtureSyncWorkflow
+from workflows.fixture_sync_types import FixtureSyncInput
 from workflows.match import MatchWorkflow
 from workflows.replay import ReplayFixtureWorkflow, ReplayInput
 

@@ -16,7 +16,8 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
 from activities.push.apns import ApnsClient
-from activities.push.fanout import CONFIG_ERROR, FanoutConfig
+from activities.push.fanout import FanoutConfig
+from domain.failures import APNS_CONFIG_ERROR
 from domain.moments import KeyMoment
 from domain.pushes import LiveState, PushInput, PushResult
 from tests.push import seed
@@ -300,7 +301,7 @@ async def test_a_rejected_provider_key_stops_the_fanout_without_retrying(
             await run(temporal_client, task_queue, push(version=1))
 
     cause = failed.value.cause.cause
-    assert isinstance(cause, ApplicationError) and cause.type == CONFIG_ERROR
+    assert isinstance(cause, ApplicationError) and cause.type == APNS_CONFIG_ERROR
     assert len(await sim.pushes()) == 3, "each push tried once, none retried"
     assert await db.fetchval("SELECT count(*) FROM live_activity WHERE push_token_active") == 3
     states = await db.fetch("SELECT outcome->>'state' AS state FROM effect_log")
@@ -324,5 +325,5 @@ async def test_a_worker_without_apns_settings_only_fails_when_there_is_someone_t
 
     assert nobody == PushResult(effect="la.start")
     cause = failed.value.cause.cause
-    assert isinstance(cause, ApplicationError) and cause.type == CONFIG_ERROR
+    assert isinstance(cause, ApplicationError) and cause.type == APNS_CONFIG_ERROR
     assert await db.fetchval("SELECT count(*) FROM effect_log") == 0

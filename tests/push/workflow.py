@@ -15,8 +15,9 @@ with workflow.unsafe.imports_passed_through():
     from temporalio.worker import Worker
 
     from activities.push.apns import ApnsClient
-    from activities.push.fanout import CONFIG_ERROR, FanoutConfig, PushActivities
-    from domain.pushes import PUSH_ACTIVITY, PushInput, PushResult
+    from activities.push.fanout import FanoutConfig, PushActivities
+    from domain.failures import APNS_CONFIG_ERROR
+    from domain.pushes import PushInput, PushResult
 
 HEARTBEAT_TIMEOUT = timedelta(seconds=10)
 
@@ -25,17 +26,16 @@ HEARTBEAT_TIMEOUT = timedelta(seconds=10)
 class PushOnceWorkflow:
     @workflow.run
     async def run(self, push: PushInput) -> PushResult:
-        result: PushResult = await workflow.execute_activity(
-            PUSH_ACTIVITY,
+        result: PushResult = await workflow.execute_activity_method(
+            PushActivities.push_live_activities,
             push,
-            result_type=PushResult,
             start_to_close_timeout=timedelta(minutes=5),
             heartbeat_timeout=HEARTBEAT_TIMEOUT,
             retry_policy=RetryPolicy(
                 initial_interval=timedelta(milliseconds=200),
                 maximum_interval=timedelta(seconds=2),
                 maximum_attempts=10,
-                non_retryable_error_types=[CONFIG_ERROR],
+                non_retryable_error_types=[APNS_CONFIG_ERROR],
             ),
         )
         return result

@@ -10,7 +10,7 @@ from activities.retention import RetentionActivities
 from scoreline.feeds.published import latest_version, publish
 from tests.retention import rows
 from tests.retention.rows import AGES, older_than
-from workflows.retention import PurgeInput, PurgeResult, RetentionTable
+from workflows.retention_types import PurgeInput, PurgeResult, RetentionTable
 
 
 async def purge(

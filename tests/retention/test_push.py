@@ -19,7 +19,7 @@ from tests.push import seed
 from tests.push.simulator import PushSim
 from tests.push.workflow import PushOnceWorkflow, push_worker
 from tests.retention.rows import AGES, older_than
-from workflows.retention import RetentionTable
+from workflows.retention_types import RetentionTable
 
 GOAL = PushInput(
     fixture_id=seed.FIXTURE_ID,

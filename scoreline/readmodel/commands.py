@@ -1,0 +1,48 @@
+"""The `command` table's read side: what a key was answered, shared by the API and the commit.
+
+The API answers a resend from here at once (no workflow involved); the commit reads the same row
+under the fixture lock to decide a key it has seen before (duplicate, or `key_reused`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from domain.commands import CommandAnswer
+from scoreline.db.tables import command
+
+
+@dataclass(frozen=True)
+class StoredCommand:
+    """A key's first answer, as the `command` table holds it."""
+
+    fixture_id: int
+    payload_hash: str
+    answer: CommandAnswer
+
+
+async def stored_command(conn: AsyncConnection, key: str) -> StoredCommand | None:
+    """The first answer to `key`, if the table holds it."""
+    row = (
+        await conn.execute(
+            select(command.c.fixture_id, command.c.payload_hash, command.c.answer).where(
+                command.c.command_id == key
+            )
+        )
+    ).first()
+    if row is None:
+        return None
+    return StoredCommand(
+        fixture_id=row.fixture_id,
+        payload_hash=row.payload_hash,
+        answer=CommandAnswer.model_validate(row.answer),
+    )
+
+
+async def lookup(engine: AsyncEngine, key: str) -> StoredCommand | None:
+    """The stored first answer of `key`, on a connection of its own."""
+    async with engine.connect() as conn:
+        return await stored_command(conn, key)

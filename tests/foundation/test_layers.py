@@ -1,0 +1,47 @@
+"""The layers meet only where they should: the API and the shared package never reach into the worker.
+
+The API sends commands into workflows and serves reads; what it shares with the worker is the
+domain, the database's read side and the one way to start a match (`scoreline.temporal.match_runs`).
+So neither `api/` nor `scoreline/` (the shared package) imports `activities` or `workers`; only the
+command line and the dev stack, which start the worker, may.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).parents[2]
+STARTS_THE_WORKER = ("scoreline/cli/", "scoreline/devstack/")
+MODULES = sorted(
+    str(path.relative_to(ROOT))
+    for package in ("api", "scoreline")
+    for path in (ROOT / package).rglob("*.py")
+    if not str(path.relative_to(ROOT)).startswith(STARTS_THE_WORKER)
+)
+
+
+def _imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            names.add(node.module or "")
+    return names
+
+
+def test_the_modules_are_found() -> None:
+    """The check sees the API's routes and the shared package."""
+    assert {"api/command_road.py", "api/routes/devices.py", "scoreline/temporal/match_runs.py"} <= set(MODULES)
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_no_reach_into_the_worker(module: str) -> None:
+    """No import of `activities` or `workers`."""
+    reached = {name for name in _imports(ROOT / module) if name.split(".")[0] in ("activities", "workers")}
+    assert reached == set(), f"{module} imports {sorted(reached)}"
