@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from activities.ingest.store import IngestStore
 from activities.provider.normaliser import normalise_fixture
+from domain.moments import KeyMoment
 from domain.snapshot import MatchState, Snapshot
 from scoreline.db.engine import create_engine
 from scoreline.db.urls import asyncpg_dsn
@@ -116,7 +117,7 @@ async def test_a_vanished_goal_is_retracted_after_two_listings_and_the_score_fol
     )
     assert row["retracted_at"] is None and row["missing_count"] == 1
     summary = await store.ingest(history[gone + 1], "live")
-    assert "retraction:goal" in summary.key_moments
+    assert KeyMoment(kind="retraction") in summary.key_moments
     kinds = [
         r["kind"]
         for r in await db.fetch(
