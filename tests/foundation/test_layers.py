@@ -37,7 +37,9 @@ def _imports(path: Path) -> set[str]:
 
 def test_the_modules_are_found() -> None:
     """The check sees the API's routes and the shared package."""
-    assert {"api/command_road.py", "api/routes/devices.py", "scoreline/temporal/match_runs.py"} <= set(MODULES)
+    assert {"api/command_road.py", "api/routes/devices.py", "scoreline/temporal/match_runs.py"} <= set(
+        MODULES
+    )
 
 
 @pytest.mark.parametrize("module", MODULES)
