@@ -113,13 +113,15 @@ class PushQueue:
 
     def followers_changed(self) -> None:
         """Devices followed the match: after kick-off they get their Live Activity at once."""
-        if not self.started or self._closing:
+        if not self.started:
             return
-        if self._lanes():
+        if not self._lanes():
+            # How runs recorded before the lanes behaved: a full walk queued per signal.
+            self.add(start_push(self._fixture_id, self._progress(), workflow.now()))
+            return
+        if not self._closing:
             self._followers_waiting = True
             self._kick()
-        else:
-            self.add(start_push(self._fixture_id, self._progress(), workflow.now()))
 
     def close(self, end: PushInput) -> None:
         """The match is over: no more new followers are started, then `end` goes last."""
