@@ -5,11 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from temporalio import activity
+from temporalio.service import RPCError
 
 from activities.ingest.store import IngestStore
 from activities.provider.client import SportMonksClient
 from domain.snapshot import MatchState, Snapshot
 from domain.states import OVER_STATES
+from scoreline.devices.store import claim_stale_followers_marks
 from scoreline.logging import get_logger
 from scoreline.temporal.match_runs import MatchRuns
 from workflows.fixture_sync_types import DueFixture, DueFixtures, FixtureSyncInput
@@ -25,7 +27,11 @@ class FixtureSyncActivities:
 
     @activity.defn(name="sync_fixtures")
     async def sync_fixtures(self, sync: FixtureSyncInput) -> DueFixtures:
-        """Upsert every fixture of the window; a failed fetch raises before anything is written."""
+        """Upsert every fixture of the window; a failed fetch raises before anything is written.
+
+        First, whatever the provider does: live matches whose followers still wait for a walk get
+        their signal (`_signal_waiting_followers`)."""
+        await self._signal_waiting_followers()
         today = datetime.now(UTC).date()
         snapshots = await self._client.fixtures_between(
             today - timedelta(days=sync.days_back), today + timedelta(days=sync.days_ahead)
@@ -39,6 +45,14 @@ class FixtureSyncActivities:
         )
         log.info("fixtures synced", fixtures=len(snapshots), written=written, due=len(due))
         return DueFixtures(fixtures_seen=len(snapshots), due=due)
+
+    async def _signal_waiting_followers(self) -> None:
+        """Followers of a live match whose walk never came (its signal was lost) get one now."""
+        for fixture_id in await claim_stale_followers_marks(self._runs.engine):
+            try:
+                await self._runs.tell_followers_changed(fixture_id)
+            except RPCError as error:
+                log.warning("waiting followers not signalled", fixture_id=fixture_id, error=error.message)
 
     @activity.defn(name="start_match_workflows")
     async def start_match_workflows(self, due: tuple[DueFixture, ...]) -> tuple[int, ...]:

@@ -27,7 +27,7 @@ from domain.rules import COMMAND_SHAPE_ERROR
 from scoreline.readmodel.commands import lookup
 from scoreline.settings import Settings
 from scoreline.temporal.match_runs import MatchRuns, match_workflow_id
-from workflows.match import MatchWorkflow
+from workflows.match_types import SUBMIT
 
 
 class WorkflowRefused(Exception):
@@ -116,12 +116,20 @@ def _names_unstored_fixture(error: BaseException | None) -> bool:
 async def _send(runs: MatchRuns, fixture_id: int, request: CommandRequest) -> CommandAnswer:
     client = runs.client
     try:
-        handle = client.get_workflow_handle_for(MatchWorkflow.run, match_workflow_id(fixture_id))
-        return await handle.execute_update(MatchWorkflow.submit, request, id=request.key)
+        handle = client.get_workflow_handle(match_workflow_id(fixture_id))
+        answer: CommandAnswer = await handle.execute_update(
+            SUBMIT, request, id=request.key, result_type=CommandAnswer
+        )
+        return answer
     except RPCError as error:
         if error.status is not RPCStatusCode.NOT_FOUND:
             raise
     facts = await runs.facts(fixture_id)
-    return await client.execute_update_with_start_workflow(
-        MatchWorkflow.submit, request, id=request.key, start_workflow_operation=runs.start_operation(facts)
+    started: CommandAnswer = await client.execute_update_with_start_workflow(
+        SUBMIT,
+        request,
+        id=request.key,
+        start_workflow_operation=runs.start_operation(facts),
+        result_type=CommandAnswer,
     )
+    return started

@@ -7,11 +7,15 @@ and only ever gain fields with defaults, so old histories keep decoding.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from domain.moments import KeyMoment
 from domain.snapshot import MatchState
+
+FixtureSource = Literal["provider", "desk"]
+"""Who knows the fixture: a data provider, or only the desks (a match no provider covers)."""
 
 
 class MatchProgress(BaseModel):

@@ -25,9 +25,7 @@ against the stored state, and the run ends once it is answered, unless it reopen
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
@@ -35,19 +33,26 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from activities.watch import WatchActivities
     from domain.commands import CommandAnswer, CommandRequest
-    from domain.desk import DeskBook
     from domain.progress import IngestSummary, MatchProgress
     from domain.push_plan import end_push, start_push, update_push
-    from domain.pushes import PushInput
-    from domain.rules import COMMAND_SHAPE_ERROR, CommandShapeError, Mode, parse_command
+    from domain.rules import COMMAND_SHAPE_ERROR, CommandShapeError, parse_command
     from domain.snapshot import MatchState
     from domain.states import OVER_STATES, STARTED_STATES
     from workflows.match_desk import DeskCommands
     from workflows.match_pushes import PushQueue
-    from workflows.match_types import FetchInput, Source, WatchInput, WatchResult
+    from workflows.match_types import (
+        FOLLOWERS_CHANGED,
+        MATCH_WORKFLOW,
+        SUBMIT,
+        FetchInput,
+        MatchInput,
+        MatchOptions,
+        MatchOutcome,
+        Source,
+        WatchInput,
+        WatchResult,
+    )
 
-FOLLOWERS_CHANGED = "followers_changed"
-"""The signal a follow sends (`MatchRuns.tell_followers_changed`)."""
 POSTPONED_PATCH = "postponed-recheck-first"
 """Runs recorded when a postponed match slept before its first recheck replay that way; a run now
 rechecks at once (a rescheduled fixture's new run must not wait out an interval first)."""
@@ -58,56 +63,7 @@ FETCH_RETRY = RetryPolicy(
 """About 15 minutes of provider errors before a one-off fetch is given up (and the match goes on)."""
 
 
-class MatchOptions(BaseModel):
-    """Timings of one match's lifecycle; defaults are production values, tests shrink them."""
-
-    model_config = ConfigDict(frozen=True)
-
-    kickoff_lead_seconds: float = 300
-    settle_seconds: float = 300
-    heartbeat_timeout_seconds: float = 10
-    polling_off_recheck_seconds: float = 60
-    postponed_recheck_seconds: float = 600
-    postponed_give_up_seconds: float = 7 * 24 * 3600
-    watch_task_queue: str | None = None
-    """Queue of the watch activity; None = this workflow's queue."""
-
-
-class MatchInput(BaseModel):
-    """How a run starts: from the database's facts (`scoreline.temporal.match_runs`), or from the
-    previous run's state when it continued as new. Fields are only added, with defaults."""
-
-    model_config = ConfigDict(frozen=True)
-
-    fixture_id: int
-    kickoff: datetime | None = None
-    progress: MatchProgress = MatchProgress()
-    options: MatchOptions = MatchOptions()
-    postponed_since: datetime | None = None
-    source: Literal["provider", "desk"] = "provider"
-    """`desk`: a fixture no provider knows; it is never polled."""
-    mode: Mode = "provider"
-    """Who owns the score when the run starts (the book's mode wins once it is open)."""
-    book: DeskBook | None = None
-    live_activities_started: bool = False
-    pending_pushes: tuple[PushInput, ...] = ()
-    """Pushes queued but not sent when the previous run continued as new; sent first."""
-    last_push_timestamp: int = 0
-    followers_waiting: bool = False
-    """Followers who came after kick-off still wait for their Live Activity to be started."""
-
-
-class MatchOutcome(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    fixture_id: int
-    state: MatchState
-    home: int
-    away: int
-    version: int
-
-
-@workflow.defn
+@workflow.defn(name=MATCH_WORKFLOW)
 class MatchWorkflow:
     @workflow.init
     def __init__(self, start: MatchInput) -> None:
@@ -136,7 +92,7 @@ class MatchWorkflow:
         """Where the match stands, for operators (Temporal UI → Queries)."""
         return self.current
 
-    @workflow.update
+    @workflow.update(name=SUBMIT)
     async def submit(self, request: CommandRequest) -> CommandAnswer:
         """A desk command: answered only once its commit returned (design §4)."""
         return await self._desk.submit(request)
@@ -173,7 +129,7 @@ class MatchWorkflow:
         postponed_since = start.postponed_since
         workflow.logger.info("match workflow started", extra={"fixture_id": start.fixture_id})
         if self.current.state in OVER_STATES:
-            await workflow.wait_condition(workflow.all_handlers_finished)
+            await workflow.wait_condition(lambda: workflow.all_handlers_finished() and self._pushes.done())
             if self.current.state in OVER_STATES:
                 return self._outcome()
 

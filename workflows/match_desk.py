@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from typing import Literal, Protocol
+from typing import Protocol
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -28,7 +28,7 @@ with workflow.unsafe.imports_passed_through():
         Reason,
     )
     from domain.desk import DeskBook, decide, desk_progress, open_book
-    from domain.progress import IngestSummary, MatchProgress
+    from domain.progress import FixtureSource, IngestSummary, MatchProgress
     from domain.rules import Mode
 
 MAX_COMMIT_ATTEMPTS = 5
@@ -61,7 +61,7 @@ class DeskCommands:
         self,
         fixture_id: int,
         *,
-        source: Literal["provider", "desk"],
+        source: FixtureSource,
         mode: Mode,
         book: DeskBook | None,
         run: MatchRun,

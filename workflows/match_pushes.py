@@ -183,7 +183,7 @@ class PushQueue:
         if self._paused:
             return
         if not self._lanes():
-            self._run_lane("queue", self._next_in_queue)
+            self._run_lane("queue", self._next_loud)
             return
         if self._loud:
             self._run_lane("loud", self._next_loud)
@@ -211,10 +211,8 @@ class PushQueue:
                     await workflow.wait_condition(running.done)
             await self._send(push)
 
-    def _next_in_queue(self) -> PushInput | None:
-        return self._loud.pop(0) if self._loud else None
-
     def _next_loud(self) -> PushInput | None:
+        """The oldest queued push (in runs recorded before the lanes: of every kind)."""
         return self._loud.pop(0) if self._loud else None
 
     def _next_routine(self) -> PushInput | None:

@@ -1,17 +1,31 @@
-"""The messages of the match's provider activities: the long-running watch and one-off fetches.
+"""The match workflow's contract: its names, its input and outcome, and its watch's messages.
 
-Everything here goes into Temporal history, so it stays compact: counts, versions and a few short
-strings, never a provider payload. Fields are only ever added, with defaults, so old histories
-keep decoding.
+Light on purpose: the API and `scoreline.temporal.match_runs` start and reach `match-{id}` runs
+through these names and types without importing the workflow (and with it the activity classes
+it calls). Everything here goes into Temporal history, so it stays compact: counts, versions and a
+few short strings, never a provider payload. Fields are only ever added, with defaults, so old
+histories keep decoding.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from domain.progress import IngestSummary, MatchProgress
+from domain.desk import DeskBook
+from domain.progress import FixtureSource, IngestSummary, MatchProgress
+from domain.pushes import PushInput
+from domain.rules import Mode
+from domain.snapshot import MatchState
+
+MATCH_WORKFLOW = "MatchWorkflow"
+"""The workflow type of every `match-{fixture_id}` run."""
+SUBMIT = "submit"
+"""The Update a desk command is sent as (update id = the command's key)."""
+FOLLOWERS_CHANGED = "followers_changed"
+"""The signal a follow sends when it marked the match as having followers waiting."""
 
 
 class _Message(BaseModel):
@@ -44,3 +58,52 @@ class FetchInput(_Message):
     source: Source = "reconcile"
     rebuild: bool = True
     """Rewrite the derived read copies even when the ingest found nothing new."""
+
+
+class MatchOptions(BaseModel):
+    """Timings of one match's lifecycle; defaults are production values, tests shrink them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kickoff_lead_seconds: float = 300
+    settle_seconds: float = 300
+    heartbeat_timeout_seconds: float = 10
+    polling_off_recheck_seconds: float = 60
+    postponed_recheck_seconds: float = 600
+    postponed_give_up_seconds: float = 7 * 24 * 3600
+    watch_task_queue: str | None = None
+    """Queue of the watch activity; None = this workflow's queue."""
+
+
+class MatchInput(BaseModel):
+    """How a run starts: from the database's facts (`scoreline.temporal.match_runs`), or from the
+    previous run's state when it continued as new. Fields are only added, with defaults."""
+
+    model_config = ConfigDict(frozen=True)
+
+    fixture_id: int
+    kickoff: datetime | None = None
+    progress: MatchProgress = MatchProgress()
+    options: MatchOptions = MatchOptions()
+    postponed_since: datetime | None = None
+    source: FixtureSource = "provider"
+    """`desk`: a fixture no provider knows; it is never polled."""
+    mode: Mode = "provider"
+    """Who owns the score when the run starts (the book's mode wins once it is open)."""
+    book: DeskBook | None = None
+    live_activities_started: bool = False
+    pending_pushes: tuple[PushInput, ...] = ()
+    """Pushes queued but not sent when the previous run continued as new; sent first."""
+    last_push_timestamp: int = 0
+    followers_waiting: bool = False
+    """Followers who came after kick-off still wait for their Live Activity to be started."""
+
+
+class MatchOutcome(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    fixture_id: int
+    state: MatchState
+    home: int
+    away: int
+    version: int

@@ -18,6 +18,7 @@ install id.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import uuid
 from collections.abc import Callable, Coroutine
@@ -27,6 +28,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Path, Request, Response, status
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException
 from starlette.types import Message, Receive
 from temporalio.service import RPCError
@@ -278,16 +280,16 @@ async def _within_rate(resources: Resources, device_id: uuid.UUID) -> None:
 
 
 async def _tell_the_match(resources: Resources, fixture_id: int) -> None:
-    """Tell the match's run it has followers waiting (starting the run if none is running; nothing
-    for a match that is over). The follow and its mark are stored either way: if Temporal is down,
-    a later follow signals again once the mark is old (`store.RESIGNAL_AFTER_SECONDS`)."""
+    """Tell the match's run it has followers waiting (nothing before kick-off or after the end).
+    The follow and its mark are stored either way; if the signal does not go out, the mark is
+    expired so the next follow signals at once, and the fixture sync signals it within a minute."""
     try:
         runs = await resources.match_runs()
         await runs.tell_followers_changed(fixture_id)
-    except RPCError as error:
-        log.warning("follow not signalled", fixture_id=fixture_id, error=error.message)
-    except (OSError, RuntimeError) as error:
+    except (RPCError, DBAPIError, OSError, RuntimeError) as error:
         log.warning("follow not signalled", fixture_id=fixture_id, error=str(error))
+        with contextlib.suppress(DBAPIError, OSError):
+            await store.expire_followers_mark(resources.engine, fixture_id)
 
 
 @router.delete(

@@ -16,6 +16,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.failures import UnknownFixture
+from domain.states import OVER_STATES, STARTED_STATES
 from scoreline.devices.tokens import hash_token, matches, new_token
 
 Environment = Literal["sandbox", "production"]
@@ -154,6 +155,42 @@ class Followed:
 
 RESIGNAL_AFTER_SECONDS = 30
 """A mark this old may stand for a signal that never arrived (Temporal was down): signal again."""
+
+
+async def expire_followers_mark(engine: AsyncEngine, fixture_id: int) -> None:
+    """The signal for this mark did not go out: the next follow (or sweep) signals at once."""
+    async with engine.begin() as conn:
+        await conn.execute(
+            text("UPDATE followers_waiting SET since = '-infinity' WHERE fixture_id = :fixture_id"),
+            {"fixture_id": fixture_id},
+        )
+
+
+async def claim_stale_followers_marks(engine: AsyncEngine) -> list[int]:
+    """Live matches whose followers have waited past `RESIGNAL_AFTER_SECONDS` without a walk (the
+    signal was lost and no one followed since): their marks are renewed, and the caller signals
+    them. Marks of matches that are over are dropped: no Live Activity is started any more."""
+    over = [state.value for state in OVER_STATES]
+    live = [state.value for state in STARTED_STATES - OVER_STATES]
+    async with engine.begin() as conn:
+        await conn.execute(
+            text(
+                """DELETE FROM followers_waiting w USING scoreboard s
+                WHERE s.fixture_id = w.fixture_id AND s.state = ANY(CAST(:over AS text[]))"""
+            ),
+            {"over": over},
+        )
+        rows = await conn.execute(
+            text(
+                """UPDATE followers_waiting w SET since = now()
+                FROM scoreboard s
+                WHERE s.fixture_id = w.fixture_id AND s.state = ANY(CAST(:live AS text[]))
+                  AND w.since < now() - make_interval(secs => :resignal)
+                RETURNING w.fixture_id"""
+            ),
+            {"live": live, "resignal": RESIGNAL_AFTER_SECONDS},
+        )
+        return [int(row.fixture_id) for row in rows]
 
 
 async def follow(engine: AsyncEngine, device_id: uuid.UUID, fixture_id: int) -> Followed:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -26,13 +26,13 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from domain.failures import UnknownFixture
-from domain.progress import MatchProgress
+from domain.progress import FixtureSource, MatchProgress
 from domain.rules import Mode
 from domain.snapshot import MatchState
 from domain.states import OVER_STATES, STARTED_STATES
 from scoreline.db.tables import fixture, scoreboard
 from scoreline.settings import Settings
-from workflows.match import FOLLOWERS_CHANGED, MatchInput, MatchOptions, MatchOutcome, MatchWorkflow
+from workflows.match_types import FOLLOWERS_CHANGED, MATCH_WORKFLOW, MatchInput, MatchOptions, MatchOutcome
 
 REUSE_POLICY = WorkflowIDReusePolicy.ALLOW_DUPLICATE
 
@@ -59,7 +59,7 @@ class MatchFacts:
 
     fixture_id: int
     kickoff: datetime | None
-    source: Literal["provider", "desk"]
+    source: FixtureSource
     mode: Mode
     progress: MatchProgress
 
@@ -126,7 +126,7 @@ class MatchRuns:
 
     def __init__(self, client: Client, engine: AsyncEngine, task_queue: str, options: MatchOptions) -> None:
         self.client = client
-        self._engine = engine
+        self.engine = engine
         self._task_queue = task_queue
         self._options = options
 
@@ -136,7 +136,7 @@ class MatchRuns:
 
     async def facts(self, fixture_id: int) -> MatchFacts:
         """Raises `UnknownFixture` when the fixture does not exist."""
-        facts = await load_facts(self._engine, fixture_id)
+        facts = await load_facts(self.engine, fixture_id)
         if facts is None:
             raise UnknownFixture(f"fixture {fixture_id} does not exist")
         return facts
@@ -148,8 +148,9 @@ class MatchRuns:
             return False
         try:
             await self.client.start_workflow(
-                MatchWorkflow.run,
+                MATCH_WORKFLOW,
                 facts.start_input(self._options),
+                result_type=MatchOutcome,
                 id=match_workflow_id(fixture_id),
                 task_queue=self._task_queue,
                 id_reuse_policy=REUSE_POLICY,
@@ -160,25 +161,28 @@ class MatchRuns:
         return True
 
     async def tell_followers_changed(self, fixture_id: int) -> None:
-        """Signal the run that it has new followers, starting it if it is not running (a match
-        that is over has no Live Activity to start: nothing is sent)."""
+        """Signal a match that kicked off that it has followers waiting, starting its run if none
+        is running. Before kick-off nothing is sent (the kick-off's walk starts every follower),
+        nor for a match that is over (no Live Activity to start)."""
         facts = await self.facts(fixture_id)
-        if facts.over:
+        if facts.over or facts.progress.state not in STARTED_STATES:
             return
         await self.client.start_workflow(
-            MatchWorkflow.run,
+            MATCH_WORKFLOW,
             facts.start_input(self._options),
+            result_type=MatchOutcome,
             id=match_workflow_id(fixture_id),
             task_queue=self._task_queue,
             id_reuse_policy=REUSE_POLICY,
             start_signal=FOLLOWERS_CHANGED,
         )
 
-    def start_operation(self, facts: MatchFacts) -> WithStartWorkflowOperation[MatchWorkflow, MatchOutcome]:
+    def start_operation(self, facts: MatchFacts) -> WithStartWorkflowOperation[Any, MatchOutcome]:
         """The start half of an update-with-start (the command road): the running run if any."""
         return WithStartWorkflowOperation(
-            MatchWorkflow.run,
+            MATCH_WORKFLOW,
             facts.start_input(self._options),
+            result_type=MatchOutcome,
             id=match_workflow_id(facts.fixture_id),
             task_queue=self._task_queue,
             id_reuse_policy=REUSE_POLICY,

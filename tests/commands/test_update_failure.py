@@ -10,7 +10,8 @@ from temporalio.common import WorkflowIDConflictPolicy
 from scoreline.settings import Settings
 from scoreline.temporal.match_runs import match_options
 from tests.commands.harness import Road
-from workflows.match import MatchInput, MatchWorkflow
+from workflows.match import MatchWorkflow
+from workflows.match_types import MatchInput
 
 
 async def test_a_running_match_whose_fixture_row_is_gone_answers_404_json(

@@ -9,6 +9,8 @@ command line and the dev stack, which start the worker, may.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -47,3 +49,16 @@ def test_no_reach_into_the_worker(module: str) -> None:
     """No import of `activities` or `workers`."""
     reached = {name for name in _imports(ROOT / module) if name.split(".")[0] in ("activities", "workers")}
     assert reached == set(), f"{module} imports {sorted(reached)}"
+
+
+def test_the_api_process_loads_no_worker_code() -> None:
+    """Not even through another module: starting the app imports no `activities` or `workers`
+    module (the API reaches match runs through `workflows.match_types`, not the workflow)."""
+    probe = (
+        "import sys, api.app, scoreline.temporal.match_runs; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('activities', 'workers')))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert loaded.stdout.strip() == "[]", loaded.stdout

@@ -16,7 +16,8 @@ from scoreline.settings import Settings
 from scoreline.temporal.match_runs import MatchRuns, match_workflow_id
 from tests.support.provider import TOKEN
 from workers.dependencies import worker_dependencies
-from workflows.match import MatchOutcome, MatchWorkflow
+from workflows.match import MatchWorkflow
+from workflows.match_types import MatchOutcome
 
 FAST = {
     "poll_interval_live": timedelta(milliseconds=50),

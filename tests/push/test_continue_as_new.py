@@ -23,7 +23,8 @@ from tests.push.test_match_lifecycle import GOAL, Desk
 from tests.support.replay import replays_and_keep
 from tests.support.waiting import eventually
 from tests.support.worker import running_worker
-from workflows.match import MatchInput, MatchWorkflow
+from workflows.match import MatchWorkflow
+from workflows.match_types import MatchInput
 
 pytestmark = pytest.mark.timeout(180)
 

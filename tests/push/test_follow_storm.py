@@ -10,19 +10,26 @@ Live Activity was never started; and one device may follow or unfollow only so o
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections import Counter
 from datetime import timedelta
 
 import httpx
 import pytest
+from pydantic import SecretStr
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowExecutionStatus
 
+from scoreline.devstack.ports import free_port
 from scoreline.settings import Settings
+from tests.commands.harness import road_settings, running_api
 from tests.push.phones import Phone, phones
 from tests.push.simulator import PushSim
 from tests.push.test_match_lifecycle import Desk, _stop, desk_road
+from tests.support.provider import TOKEN, running_provider
 from tests.support.waiting import eventually
+from workflows.fixture_sync import FixtureSyncWorkflow
+from workflows.fixture_sync_types import FixtureSyncInput
 
 pytestmark = pytest.mark.timeout(420)
 
@@ -120,3 +127,42 @@ async def test_a_device_that_follows_too_often_gets_429_with_retry_after_and_not
         )
         assert [row["device_id"] for row in following] == [busy.device_id], "the refused unfollow ran"
         await calm.follow(fixture_id)
+
+
+async def test_a_follow_whose_signal_was_lost_is_started_by_the_next_fixture_sync(
+    push_settings: Settings, database_url: str, temporal_client: Client, sim: PushSim
+) -> None:
+    """The API cannot reach Temporal when a device follows a live match: the follow is stored, its
+    signal is not sent, and no one else follows. The next fixture sync finds the mark and signals
+    the match: the device gets its push-to-start. Before this, the mark stood for a signal that
+    never came, and the follower was never started."""
+    async with (
+        running_provider(["football-basic"]) as provider,
+        desk_road(
+            push_settings.model_copy(
+                update={"provider_url": provider.url, "provider_token": SecretStr(TOKEN)}
+            ),
+            database_url,
+            temporal_client,
+        ) as road,
+    ):
+        fixture_id = await road.fixture()
+        desk = Desk(road, fixture_id, await road.desk(fixture_id))
+        handle = temporal_client.get_workflow_handle(f"match-{fixture_id}")
+        try:
+            await desk.send("football.period_start", {"period": "1H"})
+            cut_off = road_settings(push_settings, temporal_address=f"127.0.0.1:{free_port()}")
+            async with running_api(cut_off, database_url) as lonely:
+                (phone,) = await phones(lonely.http, sim, 1, prefix="lost")
+                await phone.follow(fixture_id)
+            assert await phone.starts() == []
+            await temporal_client.execute_workflow(
+                FixtureSyncWorkflow.run,
+                FixtureSyncInput(),
+                id=f"sync-{uuid.uuid4().hex[:8]}",
+                task_queue=push_settings.temporal_task_queue,
+            )
+            (start,) = await eventually(phone.starts, within=30)
+        finally:
+            await _stop(handle)
+    assert start.event == "start"
