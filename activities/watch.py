@@ -81,17 +81,24 @@ class WatchActivities:
     ) -> IngestSummary | None:
         """Ingest unless the shared digest says this exact snapshot was already stored.
 
-        `since` is the version the workflow knows (see `IngestStore.ingest`). Every commit
-        refreshes the Redis read copies (write-if-newer, so a late one is harmless).
+        `since` is the version the workflow knows (see `IngestStore.ingest`). The digest is kept
+        with the version it was stored at: a snapshot someone else already stored (a replay, an
+        attempt Temporal gave up on that still ran) while the log moved past `since` is reported
+        from the log instead of skipped. Every commit refreshes the Redis read copies
+        (write-if-newer, so a late one is harmless).
         """
         digest = snapshot_digest(snapshot)
         key = f"ingest:digest:{snapshot.fixture_id}"
-        if not force and await self._cached_digest(key) == digest:
-            return None
+        if not force:
+            cached = await self._cached_digest(key)
+            if cached is not None and cached[0] == digest:
+                if since is not None and cached[1] > since:
+                    return await self._store.catch_up(snapshot.fixture_id, since)
+                return None
         summary = await self._store.ingest(snapshot, source, current_trace_id(), since=since)
         if summary.pending_misses == 0 and not summary.desk_owned:
             # Only a settled state may be skipped next time: a pending miss needs the next listing.
-            await self._remember_digest(key, digest)
+            await self._remember_digest(key, digest, summary.version)
         await refresh_cache(self._engine, self._redis, snapshot.fixture_id)
         return summary
 
@@ -99,17 +106,20 @@ class WatchActivities:
         """The log beyond `since`, if it moved without the workflow hearing of it."""
         return await self._store.catch_up(fixture_id, since)
 
-    async def _cached_digest(self, key: str) -> str | None:
+    async def _cached_digest(self, key: str) -> tuple[str, int] | None:
+        """The digest of the last stored snapshot and the version it was stored at."""
         try:
             value = await self._redis.get(key)
         except aioredis.RedisError as error:
             log.warning("redis unavailable for the ingest fast path", error=str(error))
             return None
-        return value.decode() if isinstance(value, bytes) else value
+        text = value.decode() if isinstance(value, bytes) else value
+        digest, _, version = (text or "").partition("@")
+        return (digest, int(version)) if digest and version.isdigit() else None
 
-    async def _remember_digest(self, key: str, digest: str) -> None:
+    async def _remember_digest(self, key: str, digest: str, version: int) -> None:
         try:
-            await self._redis.set(key, digest, ex=DIGEST_TTL_SECONDS)
+            await self._redis.set(key, f"{digest}@{version}", ex=DIGEST_TTL_SECONDS)
         except aioredis.RedisError as error:
             log.warning("redis unavailable for the ingest fast path", error=str(error))
 

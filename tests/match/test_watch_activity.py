@@ -23,7 +23,7 @@ from domain.moments import KeyMoment
 from domain.snapshot import Snapshot
 from scoreline.devstack.ports import free_port
 from scoreline.settings import Settings
-from tests.support.provider import recording
+from tests.support.provider import TOKEN, recording, running_provider
 from workers.dependencies import worker_dependencies
 from workflows.match_types import WatchInput
 
@@ -108,3 +108,44 @@ async def test_a_watch_whose_workflow_knows_the_log_polls_as_usual(settings: Set
         with pytest.raises(asyncio.CancelledError):
             await running
     assert set(heartbeats) == {known.version}
+
+
+async def test_a_snapshot_another_attempt_already_stored_is_reported_from_the_log(settings: Settings) -> None:
+    """While this watch waits between polls, another attempt (one Temporal gave up on that still
+    runs) stores the goal and its digest. This watch's next poll fetches that very snapshot: the
+    digest says "stored", yet its workflow never heard of it, so the goal is reported from the log.
+    Before, the digest alone decided and the goal was not reported until something else changed."""
+    async with running_provider(["football-basic"], t=KICKOFF) as provider:
+        config = settings.model_copy(
+            update={"provider_url": provider.url, "provider_token": SecretStr(TOKEN)}
+        )
+        async with worker_dependencies(config) as deps:
+            store = IngestStore(deps.pools.ingest)
+            polling = PollingConfig(live=timedelta(seconds=3), idle=timedelta(seconds=3), reconcile=None)
+            watch = WatchActivities(deps.provider, store, deps.pools.ingest, deps.redis, polling)
+            known = await watch.ingest(line(KICKOFF), "live")
+            assert known is not None
+            env = ActivityEnvironment()
+            env.info = dataclasses.replace(env.info, heartbeat_timeout=timedelta(seconds=30))
+            served = await provider.requests_served()
+            running = asyncio.create_task(
+                env.run(watch.watch_match, WatchInput(fixture_id=FIXTURE_ID, progress=known.progress))
+            )
+            while await provider.requests_served() == served:
+                await asyncio.sleep(0.01)
+            await provider.set_clock(FIRST_GOAL)
+            async with worker_dependencies(config) as elsewhere:  # the other attempt's own worker
+                snapshot = await elsewhere.provider.live_snapshot(FIXTURE_ID)
+                assert snapshot is not None
+                other = await WatchActivities(
+                    elsewhere.provider,
+                    IngestStore(elsewhere.pools.ingest),
+                    elsewhere.pools.ingest,
+                    elsewhere.redis,
+                    polling,
+                ).ingest(snapshot, "live")
+            assert other is not None and other.entries > 0, "the other attempt stored the goal"
+            result = await asyncio.wait_for(running, 15)
+    assert result.reason == "changed" and result.summary is not None
+    assert result.summary.key_moments == (KeyMoment(kind="goal", side="home"),)
+    assert result.progress.version == other.version
