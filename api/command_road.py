@@ -21,7 +21,7 @@ from temporalio.client import WorkflowUpdateFailedError, WorkflowUpdateRPCTimeou
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from domain.commands import CommandAnswer, CommandRequest, Outcome, Reason
+from domain.commands import KEY_REUSED, CommandAnswer, CommandRequest, Outcome
 from domain.failures import UNKNOWN_FIXTURE, UnknownFixture
 from domain.rules import COMMAND_SHAPE_ERROR
 from scoreline.readmodel.commands import lookup
@@ -65,7 +65,7 @@ async def stored_answer(
         return CommandAnswer(outcome=Outcome.DUPLICATE, answer=stored.answer)
     return CommandAnswer(
         outcome=Outcome.REFUSED,
-        reason=Reason(code="key_reused", message="this key was already used for another command"),
+        reason=KEY_REUSED,
     )
 
 

@@ -43,6 +43,10 @@ class Reason(_Message):
     message: str
 
 
+KEY_REUSED = Reason(code="key_reused", message="this key was already used for another command")
+"""Why a key sent again with another command is refused (nothing is written)."""
+
+
 class ChangedEntry(_Message):
     """A log entry a conflicting desk had not seen."""
 

@@ -15,9 +15,7 @@ class UnknownFixture(LookupError):
 UNKNOWN_FIXTURE = UnknownFixture.__name__
 
 
-class ApnsConfigError(RuntimeError):
-    """APNs refused our own request (key, topic, request shape), or the worker has no APNs settings:
-    every push would fail the same way, so none is retried."""
-
-
-APNS_CONFIG_ERROR = ApnsConfigError.__name__
+APNS_CONFIG_ERROR = "ApnsConfigError"
+"""APNs refused our own request (key, topic, request shape), or the worker has no APNs settings:
+every push would fail the same way, so none is retried. Raised only as this `ApplicationError`
+type, by the fan-out."""

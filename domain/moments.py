@@ -20,6 +20,9 @@ ALERTING_KINDS = frozenset({"goal", "own_goal", "penalty_goal", "red_card", "sec
 """Moments a follower wants to hear about at once, with an alert (design §5). The football ones
 are also the provider item types (`ItemType`) that make a log entry a moment."""
 
+MOMENT_ENTRY_KINDS = ("event", "amendment", "retraction")
+"""The log entry kinds `entry_moment` may find a moment in (the others never hold one)."""
+
 RETRACTION = "retraction"
 """A moment taken back (VAR, a desk's undo, a provider's removal): pushed at once, never alerted."""
 

@@ -21,6 +21,7 @@ from temporalio.common import RetryPolicy
 with workflow.unsafe.imports_passed_through():
     from activities.commands.activities import CommandActivities
     from domain.commands import (
+        KEY_REUSED,
         CommandAnswer,
         CommandRequest,
         CommitStatus,
@@ -40,7 +41,6 @@ COMMIT_RETRY = RetryPolicy(
 """A commit retries until Postgres answers: the desk hears `try_again` from the API meanwhile, and
 its resend with the same key attaches to this same, still running, update."""
 
-KEY_REUSED = Reason(code="key_reused", message="this key was already used for another command")
 BUSY = Reason(code="busy", message="the match log kept moving; send the command again")
 
 

@@ -27,15 +27,12 @@ from activities.ingest.plan import (
     item_body,
     plan,
 )
-from domain.moments import KeyMoment, entry_moment, moments_of
+from domain.moments import MOMENT_ENTRY_KINDS, KeyMoment, entry_moment, moments_of
 from domain.progress import IngestSummary
 from domain.snapshot import Item, MatchState, Snapshot
 from scoreline.db.tables import fixture, match_event, scoreboard, timeline_item
 from scoreline.outbox.writer import announce
 from workflows.match_types import Source
-
-MOMENT_KINDS = ("event", "amendment", "retraction")
-"""Log entry kinds that can be key moments (`domain.moments`)."""
 
 
 class IngestStore:
@@ -427,7 +424,7 @@ async def _moments_between(
             timeline_item.c.seq > after,
             timeline_item.c.seq <= upto,
             timeline_item.c.origin == "provider",
-            timeline_item.c.kind.in_(MOMENT_KINDS),
+            timeline_item.c.kind.in_(MOMENT_ENTRY_KINDS),
         )
         .order_by(timeline_item.c.seq)
     )

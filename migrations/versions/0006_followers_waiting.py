@@ -8,7 +8,7 @@ signal may have been lost); the walk clears it when it begins, so a follow durin
 again and gets a walk of its own.
 
 The follower walk reads `follow` by `(fixture_id, device_id)`: the index that serves it replaces
-the one on `fixture_id` alone.
+the one on `fixture_id` alone (both built and dropped concurrently).
 
 Revision ID: 0006
 Revises: 0005
@@ -41,11 +41,29 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("fixture_id", name="pk_followers_waiting"),
         comment="matches with followers whose Live Activity is not started yet; the walk clears it",
     )
-    op.create_index("ix_follow_fixture_id_device_id", "follow", ["fixture_id", "device_id"])
-    op.drop_index("ix_follow_fixture_id", table_name="follow")
+    # Concurrently, outside the migration's transaction: follows keep working while it builds.
+    with op.get_context().autocommit_block():
+        op.create_index(
+            "ix_follow_fixture_id_device_id",
+            "follow",
+            ["fixture_id", "device_id"],
+            postgresql_concurrently=True,
+            if_not_exists=True,
+        )
+        op.drop_index(
+            "ix_follow_fixture_id", table_name="follow", postgresql_concurrently=True, if_exists=True
+        )
 
 
 def downgrade() -> None:
-    op.create_index("ix_follow_fixture_id", "follow", ["fixture_id"])
-    op.drop_index("ix_follow_fixture_id_device_id", table_name="follow")
+    with op.get_context().autocommit_block():
+        op.create_index(
+            "ix_follow_fixture_id", "follow", ["fixture_id"], postgresql_concurrently=True, if_not_exists=True
+        )
+        op.drop_index(
+            "ix_follow_fixture_id_device_id",
+            table_name="follow",
+            postgresql_concurrently=True,
+            if_exists=True,
+        )
     op.drop_table("followers_waiting")

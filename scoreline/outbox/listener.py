@@ -48,7 +48,9 @@ APPLICATION_NAME = "scoreline-outbox-listen"
 Consumer = Callable[[Sequence[OutboxEvent]], Awaitable[None]]
 """Takes a batch of new events in `(xid, id)` order; raising means "give me these again"."""
 
-_DATABASE_ERRORS = DATABASE_ERRORS
+STEADY_CONNECTION = 1.0
+"""Seconds a LISTEN connection must have lasted for its loss to be retried at once; one that drops
+sooner is retried with a growing delay (a server that closes every new connection is not hammered)."""
 
 
 class ConsumerFailedError(Exception):
@@ -118,7 +120,7 @@ class OutboxListener(BackgroundService):
         """Add a consumer that starts at the current end; if Postgres cannot say where that is
         now, the first read that succeeds decides."""
         subscription = Subscription(name=name, consumer=consumer)
-        with contextlib.suppress(*_DATABASE_ERRORS):
+        with contextlib.suppress(*DATABASE_ERRORS):
             async with asyncio.timeout(PING_TIMEOUT), self._engine.connect() as conn:
                 subscription.cursor = await current_end(conn)
         self._subscriptions.append(subscription)
@@ -143,9 +145,14 @@ class OutboxListener(BackgroundService):
             self._wake.clear()
             try:
                 held = await self._read_once()
-            except (*_DATABASE_ERRORS, ConsumerFailedError) as error:
-                if not isinstance(error, ConsumerFailedError):
-                    log.warning("outbox.read_failed", error=f"{type(error).__name__}: {error}")
+            except ConsumerFailedError:
+                retry = min(_grow(retry), self._safety)
+                continue
+            except Exception as error:
+                expected = isinstance(error, DATABASE_ERRORS)
+                log.warning(
+                    "outbox.read_failed", error=f"{type(error).__name__}: {error}", exc_info=not expected
+                )
                 retry = min(_grow(retry), self._safety)
                 continue
             retry = min(_grow(retry), HELD_RETRY_CAP) if held else None
@@ -191,28 +198,24 @@ class OutboxListener(BackgroundService):
 
     async def _listen_forever(self) -> None:
         delay: float | None = None
+        loop = asyncio.get_running_loop()
         while True:
-            connected = False
+            connected_at: float | None = None
             try:
                 async with listening(
                     self._dsn, CHANNEL, self._wake.set, application_name=APPLICATION_NAME
                 ) as connection:
-                    connected, delay = True, None
+                    connected_at = loop.time()
                     self.listening.set()
                     # Anything committed while no one was listening is found by this read.
                     self._wake.set()
                     log.info("outbox.listening", channel=CHANNEL)
                     await connection.watch(self._safety)
-            except _DATABASE_ERRORS as error:
-                if connected:
-                    log.warning("outbox.listen_lost", error=f"{type(error).__name__}: {error}")
-                else:
-                    delay = min(_grow(delay, start=0.5), self._reconnect_cap)
-                    log.warning(
-                        "outbox.listen_connect_failed",
-                        error=f"{type(error).__name__}: {error}",
-                        retry_in=delay,
-                    )
+            except DATABASE_ERRORS as error:
+                steady = connected_at is not None and loop.time() - connected_at >= STEADY_CONNECTION
+                delay = None if steady else min(_grow(delay, start=0.5), self._reconnect_cap)
+                event = "outbox.listen_lost" if connected_at is not None else "outbox.listen_connect_failed"
+                log.warning(event, error=f"{type(error).__name__}: {error}", retry_in=delay or FIRST_RETRY)
             finally:
                 self.listening.clear()
             await asyncio.sleep(FIRST_RETRY if delay is None else delay)

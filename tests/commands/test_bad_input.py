@@ -9,6 +9,7 @@ import pytest
 from temporalio.client import Client
 from temporalio.service import RPCError
 
+from scoreline.temporal.match_runs import match_workflow_id
 from tests.commands.harness import Road
 
 GOOD: dict[str, Any] = {
@@ -100,7 +101,7 @@ async def test_credentials_and_fixtures_are_checked(road: Road, temporal_client:
     for fixture in (fixture_id, other_fixture):
         await _nothing_written(road, fixture)
         with pytest.raises(RPCError):
-            await temporal_client.get_workflow_handle(f"match-{fixture}").describe()
+            await temporal_client.get_workflow_handle(match_workflow_id(fixture)).describe()
 
 
 async def _nothing_written(road: Road, fixture_id: int) -> None:

@@ -21,6 +21,7 @@ from temporalio.testing import WorkflowEnvironment
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.devstack.ports import free_port
 from scoreline.settings import Settings
+from scoreline.temporal.match_runs import match_workflow_id
 from tests.commands.harness import Road, road_settings, running_api, spread_fixture_ids
 from tests.support.proxy import CuttableProxy
 from tests.support.replay import replays_and_keep
@@ -54,7 +55,7 @@ async def test_a_resend_after_a_worker_restart_is_a_duplicate_and_the_history_re
                 )
                 if later.json()["outcome"] != "try_again":
                     break
-        history = await temporal_client.get_workflow_handle(f"match-{fixture_id}").fetch_history()
+        history = await temporal_client.get_workflow_handle(match_workflow_id(fixture_id)).fetch_history()
 
     assert first.json() == {"outcome": "accepted", "seq": 2}
     assert again.json()["outcome"] == "duplicate"
@@ -77,7 +78,7 @@ async def test_a_resend_after_continue_as_new_is_a_duplicate_and_the_match_carri
     async with running_worker(client, tuned), running_api(tuned, database_url) as road:
         fixture_id = await road.fixture()
         token = await road.desk(fixture_id)
-        handle = client.get_workflow_handle(f"match-{fixture_id}")
+        handle = client.get_workflow_handle(match_workflow_id(fixture_id))
         await road.send(token, fixture_id, "football.period_start", {"period": "1H"})
         key = road.key()
         first = await road.send(token, fixture_id, "football.goal", GOAL, saw=1, key=key)

@@ -8,7 +8,7 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy
 
 from scoreline.settings import Settings
-from scoreline.temporal.match_runs import match_options
+from scoreline.temporal.match_runs import match_options, match_workflow_id
 from tests.commands.harness import Road
 from workflows.match import MatchWorkflow
 from workflows.match_types import MatchInput
@@ -24,7 +24,7 @@ async def test_a_running_match_whose_fixture_row_is_gone_answers_404_json(
     handle = await temporal_client.start_workflow(
         MatchWorkflow.run,
         MatchInput(fixture_id=fixture_id, source="desk", mode="desk", options=match_options(settings)),
-        id=f"match-{fixture_id}",
+        id=match_workflow_id(fixture_id),
         task_queue=settings.temporal_task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.TERMINATE_EXISTING,
     )

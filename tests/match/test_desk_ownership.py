@@ -24,6 +24,7 @@ from temporalio.service import RPCError
 from activities.ingest.store import IngestStore
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.settings import Settings
+from scoreline.temporal.match_runs import match_workflow_id
 from tests.commands.harness import Road, road_settings, running_api
 from tests.match.harness import fast_settings
 from tests.support.provider import Provider, running_provider
@@ -86,7 +87,7 @@ async def desk_owned(
             try:
                 yield DeskOwned(road=road, provider=provider, settings=config)
             finally:
-                await _end(temporal_client, f"match-{FIXTURE_ID}")
+                await _end(temporal_client, match_workflow_id(FIXTURE_ID))
 
 
 async def _end(client: Client, workflow_id: str) -> None:

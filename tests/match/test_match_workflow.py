@@ -13,6 +13,7 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureEr
 
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.settings import Settings
+from scoreline.temporal.match_runs import match_workflow_id
 from tests.match.harness import fast_settings, start_match, stored_outcome, table_snapshot
 from tests.support.provider import expected, line_times, running_provider
 from tests.support.replay import HISTORIES, assert_replays
@@ -133,7 +134,8 @@ async def test_fixture_sync_starts_every_due_match_and_three_matches_play_out(
             assert third.started == ()
             await provider.step_through([t for t in times if t > 300])
             handles = [
-                temporal_client.get_workflow_handle_for(MatchWorkflow.run, f"match-{key}") for key in outcomes
+                temporal_client.get_workflow_handle_for(MatchWorkflow.run, match_workflow_id(key))
+                for key in outcomes
             ]
             results = [await handle.result() for handle in handles]
     assert {result.state.value for result in results} == {"finished"}

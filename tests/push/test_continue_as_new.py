@@ -16,6 +16,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from scoreline.settings import Settings
+from scoreline.temporal.match_runs import match_workflow_id
 from tests.commands.harness import road_settings, running_api, spread_fixture_ids
 from tests.push.phones import alerts, phones, summary
 from tests.push.simulator import PushSim
@@ -53,7 +54,7 @@ async def test_alerts_queued_at_continue_as_new_reach_the_phone_from_the_next_ru
         (phone,) = await phones(road.http, sim, 1, prefix="handover")
         await phone.follow(fixture_id)
         phone.run_app(fixture_id)
-        handle = client.get_workflow_handle_for(MatchWorkflow.run, f"match-{fixture_id}")
+        handle = client.get_workflow_handle_for(MatchWorkflow.run, match_workflow_id(fixture_id))
         try:
             await desk.send("football.period_start", {"period": "1H"})
             await asyncio.wait_for(phone.activity_running(), 30)
@@ -76,7 +77,9 @@ async def test_alerts_queued_at_continue_as_new_reach_the_phone_from_the_next_ru
                 return len(alerts(await phone.updates())) >= goals
 
             await eventually(every_goal_alerted, within=60, every=0.2)
-            first = await client.get_workflow_handle(f"match-{fixture_id}", run_id=first_run).fetch_history()
+            first = await client.get_workflow_handle(
+                match_workflow_id(fixture_id), run_id=first_run
+            ).fetch_history()
             second = await handle.fetch_history()
         finally:
             phone.cancel()

@@ -22,6 +22,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 
 from scoreline.devstack.ports import free_port
 from scoreline.settings import Settings
+from scoreline.temporal.match_runs import match_workflow_id
 from tests.commands.harness import road_settings, running_api
 from tests.push.phones import Phone, phones
 from tests.push.simulator import PushSim
@@ -65,7 +66,7 @@ async def test_twenty_thousand_follow_and_unfollow_calls_start_each_device_once_
         fixture_id = await road.fixture()
         desk = Desk(road, fixture_id, await road.desk(fixture_id))
         followers = await phones(road.http, sim, DEVICES, prefix="storm")
-        handle = temporal_client.get_workflow_handle(f"match-{fixture_id}")
+        handle = temporal_client.get_workflow_handle(match_workflow_id(fixture_id))
         try:
             await desk.send("football.period_start", {"period": "1H"})
             limits = httpx.Limits(max_connections=32, max_keepalive_connections=32)
@@ -148,7 +149,7 @@ async def test_a_follow_whose_signal_was_lost_is_started_by_the_next_fixture_syn
     ):
         fixture_id = await road.fixture()
         desk = Desk(road, fixture_id, await road.desk(fixture_id))
-        handle = temporal_client.get_workflow_handle(f"match-{fixture_id}")
+        handle = temporal_client.get_workflow_handle(match_workflow_id(fixture_id))
         try:
             await desk.send("football.period_start", {"period": "1H"})
             cut_off = road_settings(push_settings, temporal_address=f"127.0.0.1:{free_port()}")

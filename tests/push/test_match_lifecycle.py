@@ -29,6 +29,7 @@ from temporalio.service import RPCError
 from api.app import create_app
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.settings import Settings
+from scoreline.temporal.match_runs import match_workflow_id
 from tests.commands.harness import Road, road_settings, running_api, spread_fixture_ids
 from tests.match.harness import fast_settings, start_match
 from tests.push.phones import (
@@ -271,7 +272,7 @@ async def test_a_desk_scored_match_starts_alerts_the_goal_and_ends(
             await pacer.change(lambda: desk.send("football.period_start", {"period": "2H"}))
             # Full time: the `finished` update now, the `end` once the settle period passed.
             await pacer.change(lambda: desk.send("football.period_end", {"period": "2H"}))
-            handle = temporal_client.get_workflow_handle_for(MatchWorkflow.run, f"match-{fixture_id}")
+            handle = temporal_client.get_workflow_handle_for(MatchWorkflow.run, match_workflow_id(fixture_id))
             outcome = await asyncio.wait_for(handle.result(), 30)
             assert (outcome.state.value, outcome.home, outcome.away) == ("finished", 1, 0)
             await replays_and_keep("match-desk-pushes", [MatchWorkflow], await handle.fetch_history())
@@ -310,7 +311,7 @@ async def test_a_follow_after_kickoff_starts_the_live_activity_at_once(
         await early.follow(fixture_id)
         early.run_app(fixture_id)
         pacer = Pacer(early)
-        handle = temporal_client.get_workflow_handle(f"match-{fixture_id}")
+        handle = temporal_client.get_workflow_handle(match_workflow_id(fixture_id))
         try:
             await pacer.change(lambda: desk.send("football.period_start", {"period": "1H"}))
             await asyncio.wait_for(early.activity_running(), 30)
@@ -370,7 +371,7 @@ async def test_two_desk_changes_in_one_second_still_reach_the_phone_with_increas
         (phone,) = await phones(road.http, sim, 1, prefix="quick")
         await phone.follow(fixture_id)
         phone.run_app(fixture_id)
-        handle = temporal_client.get_workflow_handle(f"match-{fixture_id}")
+        handle = temporal_client.get_workflow_handle(match_workflow_id(fixture_id))
         try:
             await Pacer(phone).change(lambda: desk.send("football.period_start", {"period": "1H"}))
             await asyncio.wait_for(phone.activity_running(), 30)

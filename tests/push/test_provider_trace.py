@@ -22,6 +22,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError
 
 from scoreline.settings import Settings
+from scoreline.temporal.match_runs import match_workflow_id
 from tests.match.harness import fast_settings, start_match
 from tests.push.phones import Pacer, insert_provider_fixture, phones, steps
 from tests.push.simulator import PushSim
@@ -160,7 +161,7 @@ async def test_a_provider_goal_carries_one_fresh_trace_id_from_the_log_to_every_
 
 async def _end_run(client: Client) -> None:
     """Stop `match-{FIXTURE_ID}` (a later test, or an earlier one's leftover, starts its own)."""
-    handle = client.get_workflow_handle(f"match-{FIXTURE_ID}")
+    handle = client.get_workflow_handle(match_workflow_id(FIXTURE_ID))
     try:
         if (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
             await handle.terminate("trace test over")
