@@ -148,13 +148,7 @@ class MatchRuns:
             return False
         try:
             await self.client.start_workflow(
-                MATCH_WORKFLOW,
-                facts.start_input(self._options),
-                result_type=MatchOutcome,
-                id=match_workflow_id(fixture_id),
-                task_queue=self._task_queue,
-                id_reuse_policy=REUSE_POLICY,
-                id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+                **self._start(facts), id_conflict_policy=WorkflowIDConflictPolicy.FAIL
             )
         except WorkflowAlreadyStartedError:
             return False
@@ -167,24 +161,22 @@ class MatchRuns:
         facts = await self.facts(fixture_id)
         if facts.over or facts.progress.state not in STARTED_STATES:
             return
-        await self.client.start_workflow(
-            MATCH_WORKFLOW,
-            facts.start_input(self._options),
-            result_type=MatchOutcome,
-            id=match_workflow_id(fixture_id),
-            task_queue=self._task_queue,
-            id_reuse_policy=REUSE_POLICY,
-            start_signal=FOLLOWERS_CHANGED,
-        )
+        await self.client.start_workflow(**self._start(facts), start_signal=FOLLOWERS_CHANGED)
 
     def start_operation(self, facts: MatchFacts) -> WithStartWorkflowOperation[Any, MatchOutcome]:
         """The start half of an update-with-start (the command road): the running run if any."""
         return WithStartWorkflowOperation(
-            MATCH_WORKFLOW,
-            facts.start_input(self._options),
-            result_type=MatchOutcome,
-            id=match_workflow_id(facts.fixture_id),
-            task_queue=self._task_queue,
-            id_reuse_policy=REUSE_POLICY,
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            **self._start(facts), id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING
         )
+
+    def _start(self, facts: MatchFacts) -> dict[str, Any]:
+        """What every start of `match-{id}` has in common: the type, the input from the facts,
+        the id, the queue and the reuse policy."""
+        return {
+            "workflow": MATCH_WORKFLOW,
+            "arg": facts.start_input(self._options),
+            "result_type": MatchOutcome,
+            "id": match_workflow_id(facts.fixture_id),
+            "task_queue": self._task_queue,
+            "id_reuse_policy": REUSE_POLICY,
+        }
