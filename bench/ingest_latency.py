@@ -66,7 +66,6 @@ from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 
-from activities.ingest.store import NOTIFY_CHANNEL
 from bench._common import (
     SIMULATOR_TOKEN,
     ChildProvider,
@@ -88,6 +87,7 @@ from bench._common import (
 )
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.logging import configure_logging
+from scoreline.outbox.writer import CHANNEL as NOTIFY_CHANNEL
 from scoreline.settings import Settings
 from tests.match.harness import fast_settings, start_match
 from tests.support.provider import expected, line_times, recording
