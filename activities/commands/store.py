@@ -7,32 +7,29 @@ payload it is `key_reused` (nothing written). Only then is anything written: the
 the exact answer and, for an accepted command, the `timeline_item`, the `scoreboard` snapshot, the
 `domain_event` outbox row and the `pg_notify` wake-up. All or nothing; the desk hears `accepted`
 only after this transaction committed.
+
+All of it is one SQL function (`scoreline_commit_command`, migration 0007), called as a single
+statement outside any explicit transaction: one round trip, whose implicit transaction is the
+commit. The command's lock, reads and writes never wait on the network in between.
 """
 
 from __future__ import annotations
 
-from typing import Any, cast
+import json
+from typing import Any
 
-from sqlalchemy import func, select, update
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.commands import (
     MAX_CONFLICT_ENTRIES,
-    ChangedEntry,
-    CommandAnswer,
     CommitInput,
     CommitResult,
-    CommitStatus,
     DeskContext,
-    Outcome,
 )
 from domain.failures import UnknownFixture
-from domain.rules import Code
 from scoreline.accounts.desk_fixtures import lineups_of
-from scoreline.db.tables import command, fixture, scoreboard, timeline_item
-from scoreline.outbox.writer import announce
-from scoreline.readmodel.commands import StoredCommand, stored_command
+from scoreline.db.tables import fixture, scoreboard, timeline_item
 
 
 class CommandStore:
@@ -42,22 +39,18 @@ class CommandStore:
         self._engine = engine
 
     async def commit(self, data: CommitInput, trace_id: str | None) -> CommitResult:
-        async with self._engine.begin() as conn:
-            fixture_state = await _lock_fixture(conn, data.fixture_id)
-            stored = await stored_command(conn, data.request.key)
-            last_seq = await _last_seq(conn, data.fixture_id)
-            if stored is not None:
-                return _known_key(stored, data, last_seq)
-            if data.answer.outcome is Outcome.ACCEPTED and data.seq != last_seq + 1:
-                return CommitResult(status=CommitStatus.MOVED, last_seq=last_seq)
-            answer = data.answer
-            if answer.outcome is Outcome.CONFLICT:
-                answer = answer.model_copy(update={"changed": await _changed_since(conn, data)})
-            await _insert_command(conn, data, answer, trace_id)
-            if data.seq is not None:
-                await _log(conn, data, fixture_state, trace_id)
-                last_seq = data.seq
-        return CommitResult(status=CommitStatus.COMMITTED, answer=answer, last_seq=last_seq)
+        """Decide the key and write the command in one round trip.
+
+        Raises:
+            UnknownFixture: the fixture is not stored.
+        """
+        async with self._engine.connect() as conn:
+            autocommit = await conn.execution_options(isolation_level="AUTOCOMMIT")
+            outcome = await autocommit.scalar(_COMMIT, {"c": json.dumps(_call(data, trace_id))})
+        result: dict[str, Any] = outcome if isinstance(outcome, dict) else json.loads(outcome)
+        if result["status"] == "unknown_fixture":
+            raise UnknownFixture(f"fixture {data.fixture_id} is not stored")
+        return CommitResult.model_validate(result)
 
     async def context(self, fixture_id: int) -> DeskContext:
         """What a workflow run needs before its first command."""
@@ -86,15 +79,6 @@ class CommandStore:
         )
 
 
-async def _lock_fixture(conn: AsyncConnection, fixture_id: int) -> str:
-    row = (
-        await conn.execute(select(fixture.c.state).where(fixture.c.id == fixture_id).with_for_update())
-    ).first()
-    if row is None:
-        raise UnknownFixture(f"fixture {fixture_id} is not stored")
-    return cast(str, row.state)
-
-
 async def _last_seq(conn: AsyncConnection, fixture_id: int) -> int:
     value = await conn.scalar(
         select(func.coalesce(func.max(timeline_item.c.seq), 0)).where(
@@ -104,134 +88,30 @@ async def _last_seq(conn: AsyncConnection, fixture_id: int) -> int:
     return int(value or 0)
 
 
-def _known_key(stored: StoredCommand, data: CommitInput, last_seq: int) -> CommitResult:
-    if stored.payload_hash != data.request.payload_hash or stored.fixture_id != data.fixture_id:
-        return CommitResult(status=CommitStatus.KEY_REUSED, last_seq=last_seq)
-    return CommitResult(
-        status=CommitStatus.DUPLICATE, answer=stored.answer, last_seq=last_seq, stored_seq=stored.answer.seq
-    )
+_COMMIT = text("SELECT scoreline_commit_command(CAST(:c AS jsonb))")
 
 
-async def _changed_since(conn: AsyncConnection, data: CommitInput) -> tuple[ChangedEntry, ...]:
-    rows = (
-        await conn.execute(
-            select(
-                timeline_item.c.seq,
-                timeline_item.c.kind,
-                timeline_item.c.origin,
-                timeline_item.c.body,
-                timeline_item.c.minute,
-                timeline_item.c.extra_minute,
-            )
-            .where(timeline_item.c.fixture_id == data.fixture_id, timeline_item.c.seq > data.saw)
-            .order_by(timeline_item.c.seq)
-            .limit(MAX_CONFLICT_ENTRIES)
-        )
-    ).all()
-    return tuple(
-        ChangedEntry(
-            seq=row.seq,
-            kind=row.kind,
-            origin=row.origin,
-            body=row.body,
-            minute=row.minute,
-            extra_minute=row.extra_minute,
-        )
-        for row in rows
-    )
-
-
-async def _insert_command(
-    conn: AsyncConnection, data: CommitInput, answer: CommandAnswer, trace_id: str | None
-) -> None:
+def _call(data: CommitInput, trace_id: str | None) -> dict[str, Any]:
+    """The function's argument: the decided command, its answer and everything it writes."""
     request = data.request
-    await conn.execute(
-        command.insert().values(
-            command_id=request.key,
-            fixture_id=data.fixture_id,
-            sender=request.sender,
-            code=request.code,
-            input=request.input,
-            payload_hash=request.payload_hash,
-            saw=request.saw,
-            outcome=answer.outcome.value,
-            answer=answer.body(),
-            seq=data.seq,
-            sent_at=request.sent_at,
-            trace_id=trace_id,
-        )
-    )
-
-
-async def _log(conn: AsyncConnection, data: CommitInput, fixture_state: str, trace_id: str | None) -> None:
-    """The accepted command's entry, scoreboard, outbox row and wake-up."""
-    seq = cast(int, data.seq)
-    await conn.execute(
-        timeline_item.insert().values(
-            fixture_id=data.fixture_id,
-            seq=seq,
-            kind=data.kind,
-            origin="desk",
-            command_id=data.request.key,
-            target_seq=data.target_seq,
-            minute=data.minute,
-            extra_minute=data.extra_minute,
-            body={**(data.entry or {}), "sender": data.request.sender},
-            trace_id=trace_id,
-        )
-    )
-    board = await _store_board(conn, data, fixture_state)
-    if data.request.code == Code.MATCH_SET_MODE:
-        await conn.execute(
-            update(fixture)
-            .where(fixture.c.id == data.fixture_id)
-            .values(scoring_mode=data.request.input["mode"], updated_at=func.now())
-        )
-    elif data.board is not None:
-        await conn.execute(
-            update(fixture)
-            .where(fixture.c.id == data.fixture_id, fixture.c.state != data.board.state.value)
-            .values(state=data.board.state.value, updated_at=func.now())
-        )
-    payload: dict[str, Any] = {
+    return {
         "fixture_id": data.fixture_id,
-        "from_seq": seq,
-        "version": seq,
-        "state": board.state,
-        "score": {"home": board.home_score, "away": board.away_score},
-        "command": data.request.code,
-    }
-    await announce(conn, data.fixture_id, seq, payload, trace_id)
-
-
-async def _store_board(conn: AsyncConnection, data: CommitInput, fixture_state: str) -> Any:
-    """The snapshot at the new seq: the desks' board when they own the score, else the stored one."""
-    given = data.board
-    values: dict[str, Any] = {
-        "fixture_id": data.fixture_id,
-        "version": data.seq,
-        "state": given.state.value if given else fixture_state,
-        "home_score": given.home if given else 0,
-        "away_score": given.away if given else 0,
-        "body": given.body if given else {},
+        "key": request.key,
+        "payload_hash": request.payload_hash,
+        "sender": request.sender,
+        "code": request.code,
+        "input": request.input,
+        "saw": request.saw,
+        "sent_at": request.sent_at.isoformat() if request.sent_at else None,
+        "answer": data.answer.body(),
+        "max_changed": MAX_CONFLICT_ENTRIES,
+        "seq": data.seq,
+        "kind": data.kind,
+        "entry": data.entry,
+        "target_seq": data.target_seq,
+        "minute": data.minute,
+        "extra_minute": data.extra_minute,
+        "board": data.board.model_dump(mode="json") if data.board is not None else None,
         "rule_state": data.rule_state,
+        "trace_id": trace_id,
     }
-    statement = insert(scoreboard).values(**values)
-    changes: dict[str, Any] = {
-        "version": statement.excluded.version,
-        "rule_state": statement.excluded.rule_state,
-        "updated_at": func.now(),
-    }
-    if given is not None:
-        changes |= {
-            "state": statement.excluded.state,
-            "home_score": statement.excluded.home_score,
-            "away_score": statement.excluded.away_score,
-            "body": statement.excluded.body,
-        }
-    result = await conn.execute(
-        statement.on_conflict_do_update(index_elements=[scoreboard.c.fixture_id], set_=changes).returning(
-            scoreboard.c.state, scoreboard.c.home_score, scoreboard.c.away_score
-        )
-    )
-    return result.one()
