@@ -24,8 +24,13 @@ def create_app(settings: Settings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = create_engine(settings.require_database_url(), pool_size=settings.db_pool_api)
+        commands_engine = create_engine(
+            settings.require_database_url(), pool_size=settings.db_pool_commands, pre_ping=False
+        )
         redis = shared_redis(settings.require_redis_url())
-        app.state.resources = Resources(settings=settings, engine=engine, redis=redis)
+        app.state.resources = Resources(
+            settings=settings, engine=engine, redis=redis, commands_engine=commands_engine
+        )
         live = await LiveRuntime.start(settings, engine, redis)
         app.state.live = live
         try:
@@ -33,6 +38,7 @@ def create_app(settings: Settings) -> FastAPI:
         finally:
             await live.stop()
             await redis.aclose()
+            await commands_engine.dispose()
             await engine.dispose()
 
     app = FastAPI(title="Scoreline", version="0.1.0", lifespan=lifespan)

@@ -19,6 +19,10 @@ class Resources:
     settings: Settings
     engine: AsyncEngine
     redis: aioredis.Redis
+    commands_engine: AsyncEngine
+    """The desk command route's own small pool, without a pre-ping: its one read per command is a
+    single round trip, and a connection Postgres dropped fails that command as `try_again` (the
+    desk resends) instead of costing every command three more round trips."""
     _temporal: Client | None = field(default=None, init=False)
     _temporal_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False)
 

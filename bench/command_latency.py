@@ -242,9 +242,9 @@ def apply_what_ifs(role: str) -> None:
 
             workers.dependencies.create_engine = create_engine  # type: ignore[attr-defined]
     if role == "worker" and "no-refresh" in chosen:
-        from activities.commands.activities import CommandActivities
+        from scoreline.readmodel.refresher import ReadCopyRefresher
 
-        CommandActivities._refresh_later = lambda self, fixture_id: None  # type: ignore[method-assign]
+        ReadCopyRefresher.refresh_soon = lambda self, fixture_id: None  # type: ignore[method-assign]
     if role == "api" and "no-api-reads" in chosen:
         import api.routes.commands
 

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from activities.provider.client import SportMonksClient
 from activities.push.apns import ApnsClient
 from scoreline.db.engine import create_engine
+from scoreline.readmodel.refresher import ReadCopyRefresher
 from scoreline.redis_client import shared_redis
 from scoreline.settings import Settings
 
@@ -39,6 +40,8 @@ class WorkerDependencies:
     pools: Pools
     redis: aioredis.Redis
     provider: SportMonksClient
+    read_copies: ReadCopyRefresher
+    """Refreshes the fans' read copies after desk commits, coalesced, off the commit's path."""
     apns: ApnsClient | None
     """None without `APNS_KEY_PATH`: pushes to a fixture nobody follows still succeed."""
 
@@ -68,4 +71,8 @@ async def worker_dependencies(settings: Settings) -> AsyncIterator[WorkerDepende
         apns = ApnsClient.from_settings(settings) if settings.apns_key_path else None
         if apns is not None:
             stack.push_async_callback(apns.aclose)
-        yield WorkerDependencies(pools=pools, redis=redis, provider=provider, apns=apns)
+        read_copies = ReadCopyRefresher(pools.commands, redis)
+        stack.push_async_callback(read_copies.aclose)
+        yield WorkerDependencies(
+            pools=pools, redis=redis, provider=provider, read_copies=read_copies, apns=apns
+        )

@@ -93,7 +93,7 @@ def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) 
     runs = MatchRuns.from_settings(client, pools.background, settings)
     fixtures = FixtureSyncActivities(deps.provider, store, runs)
     probe = ProbeActivities(pools.background, deps.redis)
-    commands = CommandActivities(pools.commands, deps.redis)
+    commands = CommandActivities(pools.commands, deps.read_copies)
     pushes = PushActivities(pools.pushes, deps.apns, FanoutConfig.from_settings(settings))
     retention = RetentionActivities(pools.background)
     main = new_worker(

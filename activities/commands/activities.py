@@ -6,10 +6,6 @@ activity would add a server round trip (~30 ms here) to every desk command.
 
 from __future__ import annotations
 
-import asyncio
-
-import redis.asyncio as aioredis
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -18,18 +14,16 @@ from activities.commands.store import CommandStore
 from domain.commands import CommitInput, CommitResult, CommitStatus, DeskContext
 from domain.failures import UNKNOWN_FIXTURE, UnknownFixture
 from scoreline.logging import get_logger
-from scoreline.readmodel.cache import refresh as refresh_cache
+from scoreline.readmodel.refresher import ReadCopyRefresher
 from scoreline.tracing import current_trace_id
 
 log = get_logger(__name__)
 
 
 class CommandActivities:
-    def __init__(self, engine: AsyncEngine, redis: aioredis.Redis) -> None:
+    def __init__(self, engine: AsyncEngine, read_copies: ReadCopyRefresher) -> None:
         self._store = CommandStore(engine)
-        self._engine = engine
-        self._redis = redis
-        self._refreshes: set[asyncio.Task[None]] = set()
+        self._read_copies = read_copies
 
     @activity.defn(name="load_desk_context")
     async def load_desk_context(self, fixture_id: int) -> DeskContext:
@@ -55,21 +49,5 @@ class CommandActivities:
             seq=data.seq if result.status is CommitStatus.COMMITTED else None,
         )
         if result.status is CommitStatus.COMMITTED and data.seq is not None:
-            self._refresh_later(data.fixture_id)
+            self._read_copies.refresh_soon(data.fixture_id)
         return result.model_copy(update={"trace_id": trace_id})
-
-    def _refresh_later(self, fixture_id: int) -> None:
-        """Refresh the fans' read copy after answering: the desk must not wait for a cache.
-
-        The copy is written only if newer, so refreshes finishing out of order are harmless.
-        """
-        task = asyncio.create_task(self._refresh(fixture_id))
-        self._refreshes.add(task)
-        task.add_done_callback(self._refreshes.discard)
-
-    async def _refresh(self, fixture_id: int) -> None:
-        try:
-            await refresh_cache(self._engine, self._redis, fixture_id)
-        except (DBAPIError, OSError) as error:
-            # The copy stays as it was; the reads notice it is behind and ask Postgres.
-            log.warning("read copy not refreshed", fixture_id=fixture_id, error=str(error))

@@ -76,7 +76,7 @@ async def send_command(
         payload_hash=payload_hash(fixture_id, body.code, body.input, body.saw),
     )
     try:
-        answer = await stored_answer(engine, fixture_id, request)
+        answer = await stored_answer(resources.commands_engine, fixture_id, request)
         if answer is None:
             answer = await submit(await _match_runs(resources), settings, fixture_id, request)
     except UnknownFixture:

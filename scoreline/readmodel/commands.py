@@ -43,6 +43,7 @@ async def stored_command(conn: AsyncConnection, key: str) -> StoredCommand | Non
 
 
 async def lookup(engine: AsyncEngine, key: str) -> StoredCommand | None:
-    """The stored first answer of `key`, on a connection of its own."""
+    """The stored first answer of `key`: one statement, no transaction around it (one round trip)."""
     async with engine.connect() as conn:
-        return await stored_command(conn, key)
+        autocommit = await conn.execution_options(isolation_level="AUTOCOMMIT")
+        return await stored_command(autocommit, key)

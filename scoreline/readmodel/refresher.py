@@ -1,0 +1,65 @@
+"""Refreshing the fans' read copies after desk commits, off the commit's path and coalesced.
+
+A desk sends dozens of commands a second, and each refresh reads the match and its events page
+from Postgres and writes both to Redis: on the worker's event loop that costs the next command
+its latency. So a commit only asks for a refresh; the first ask for a match waits
+`COALESCE_SECONDS`, and every commit of that match meanwhile shares it. Nothing is served stale
+for it: a read whose process heard of a newer version than the cached one asks Postgres, and the
+copy is written only if newer, so refreshes finishing out of order are harmless.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import redis.asyncio as aioredis
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from scoreline.logging import get_logger
+from scoreline.readmodel.cache import refresh
+
+log = get_logger(__name__)
+
+COALESCE_SECONDS = 0.05
+"""How long a match's refresh waits for more of its commits to share it."""
+
+
+class ReadCopyRefresher:
+    """One per worker process; `aclose()` at shutdown cancels what has not started."""
+
+    def __init__(self, engine: AsyncEngine, redis: aioredis.Redis) -> None:
+        self._engine = engine
+        self._redis = redis
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._waiting: set[int] = set()
+        """Matches whose refresh is waiting for more commits to share it."""
+
+    def refresh_soon(self, fixture_id: int) -> None:
+        """Refresh this match's copies shortly (at once if the caller is alone)."""
+        if fixture_id in self._waiting:
+            return
+        self._waiting.add(fixture_id)
+        task = asyncio.create_task(self._refresh(fixture_id))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def aclose(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _refresh(self, fixture_id: int) -> None:
+        try:
+            await asyncio.sleep(COALESCE_SECONDS)
+        finally:
+            # Commits from here on ask for a refresh of their own: this one may not see them.
+            self._waiting.discard(fixture_id)
+        try:
+            await refresh(self._engine, self._redis, fixture_id)
+        except (DBAPIError, OSError) as error:
+            # The copy stays as it was; the reads notice it is behind and ask Postgres.
+            log.warning("read copy not refreshed", fixture_id=fixture_id, error=str(error))
