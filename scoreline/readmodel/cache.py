@@ -137,6 +137,25 @@ async def refresh(engine: AsyncEngine, redis: aioredis.Redis, fixture_id: int) -
     return await _reload(engine, redis, fixture_id, drop_first=False)
 
 
+async def refresh_view(engine: AsyncEngine, redis: aioredis.Redis, fixture_id: int) -> MatchView | None:
+    """Reload only the match view (one statement) and cache it if newer.
+
+    For a change that cannot touch the events page: a desk command logs no provider event, and
+    the page lists provider events only. Failures as in `refresh`.
+    """
+    async with engine.connect() as conn:
+        autocommit = await conn.execution_options(isolation_level="AUTOCOMMIT")
+        view = await load_match(autocommit, fixture_id)
+    if view is None:
+        return None
+    try:
+        async with asyncio.timeout(WRITE_TIMEOUT):
+            await store_match_if_newer(redis, view)
+    except (RedisError, TimeoutError, OSError) as error:
+        _warn("cache.refresh_failed", match_key(fixture_id), error)
+    return view
+
+
 async def rebuild(engine: AsyncEngine, redis: aioredis.Redis, fixture_id: int) -> MatchView | None:
     """Drop what Redis holds for a match, then cache it afresh from Postgres (replay, repair).
 

@@ -1,11 +1,12 @@
-"""Refreshing the fans' read copies after desk commits, off the commit's path and coalesced.
+"""Refreshing the fans' read copy after desk commits, off the commit's path, coalesced and small.
 
-A desk sends dozens of commands a second, and each refresh reads the match and its events page
-from Postgres and writes both to Redis: on the worker's event loop that costs the next command
-its latency. So a commit only asks for a refresh; the first ask for a match waits
-`COALESCE_SECONDS`, and every commit of that match meanwhile shares it. Nothing is served stale
-for it: a read whose process heard of a newer version than the cached one asks Postgres, and the
-copy is written only if newer, so refreshes finishing out of order are harmless.
+A desk sends dozens of commands a second, and a refresh costs a Postgres read and a Redis write on
+the worker's event loop, which the next command then waits behind. So a commit only asks for a
+refresh; the first ask for a match waits `COALESCE_SECONDS`, and every commit of that match
+meanwhile shares it; and only the match view is refreshed (`cache.refresh_view`), since a desk
+command never changes the events page (it lists provider events). Nothing is served stale for it:
+a read whose process heard of a newer version than the cached one asks Postgres, and the copy is
+written only if newer, so refreshes finishing out of order are harmless.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from scoreline.logging import get_logger
-from scoreline.readmodel.cache import refresh
+from scoreline.readmodel.cache import refresh_view
 
 log = get_logger(__name__)
 
@@ -59,7 +60,7 @@ class ReadCopyRefresher:
             # Commits from here on ask for a refresh of their own: this one may not see them.
             self._waiting.discard(fixture_id)
         try:
-            await refresh(self._engine, self._redis, fixture_id)
+            await refresh_view(self._engine, self._redis, fixture_id)
         except (DBAPIError, OSError) as error:
             # The copy stays as it was; the reads notice it is behind and ask Postgres.
             log.warning("read copy not refreshed", fixture_id=fixture_id, error=str(error))
