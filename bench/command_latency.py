@@ -1265,7 +1265,7 @@ def report(run: Run, args: argparse.Namespace) -> None:
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     append_section(
         [
-            f"## {now} — desk command over HTTP vs a bare Temporal Update (`bench/command_latency.py`)"
+            f"## {now} — desk command over HTTP vs Temporal Updates (`bench/command_latency.py`)"
             + (f" — what-if: {', '.join(args.what_if)}" if args.what_if else ""),
             "",
             f"Goal: *{GOAL}*.",
