@@ -67,6 +67,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import httpx
+import uvloop
 
 from bench._common import (
     append_section,
@@ -215,6 +216,8 @@ WHAT_IFS = {
     "no-refresh": "the commit does not refresh the read-model cache in Redis afterwards (worker)",
     "no-api-reads": "the API skips `stored_answer`",
     "quiet-logs": "both children log at `warning` instead of `info`",
+    "sandbox": "the match workflow runs inside the workflow sandbox, as it did before issue 15 (worker)",
+    "asyncio": "both children run on asyncio's own loop, the API parses HTTP with h11 (not uvloop, httptools)",
 }
 """Experiments (`--what-if`): each removes one cost from the road, to measure what it is worth."""
 
@@ -250,6 +253,27 @@ def apply_what_ifs(role: str) -> None:
         from scoreline.readmodel.refresher import ReadCopyRefresher
 
         ReadCopyRefresher.refresh_soon = lambda self, fixture_id: None  # type: ignore[method-assign]
+    if role == "worker" and "sandbox" in chosen:
+        from temporalio.worker import SandboxedWorkflowRunner
+
+        import workers.main as worker_main
+
+        new_worker = worker_main.new_worker
+
+        def sandboxed(client: Any, **options: Any) -> Any:
+            # Workflows defined `sandboxed=False` run on this runner: the sandbox here.
+            return new_worker(client, unsandboxed_workflow_runner=SandboxedWorkflowRunner(), **options)
+
+        worker_main.new_worker = sandboxed
+    if role == "api" and "asyncio" in chosen:
+        import uvicorn
+
+        run = uvicorn.run
+
+        def on_asyncio(app: Any, **options: Any) -> None:
+            run(app, **{**options, "loop": "asyncio", "http": "h11"})
+
+        uvicorn.run = on_asyncio
     if role == "api" and "no-api-reads" in chosen:
         import api.routes.commands
 
@@ -344,7 +368,10 @@ def serve_worker(trivial_queue: str) -> None:
         asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, write_dump)
         await worker_main.run(settings)
 
-    asyncio.run(main())
+    if "asyncio" in what_ifs():
+        asyncio.run(main())
+    else:
+        uvloop.run(main())  # as `scoreline worker` runs
 
 
 # === the children, from the bench's side ======================================================

@@ -1,11 +1,16 @@
-"""`scoreline worker`, `scoreline feeds`, `scoreline api`, `scoreline migrate`: the production processes."""
+"""`scoreline worker`, `scoreline feeds`, `scoreline api`, `scoreline migrate`: the production processes.
+
+The long-running ones run on uvloop, and the API parses HTTP with httptools: on the command road
+asyncio's own loop and uvicorn's pure-Python h11 parser cost a good part of each command's CPU
+(issue 15; `bench/results.md` has the figures).
+"""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated
 
 import typer
+import uvloop
 
 from scoreline.cli.common import DataDirOption, prepare
 
@@ -15,7 +20,7 @@ def worker(data_dir: DataDirOption = None) -> None:
     from workers.main import run
 
     settings = prepare(data_dir)
-    asyncio.run(run(settings))
+    uvloop.run(run(settings))
 
 
 def feeds(data_dir: DataDirOption = None) -> None:
@@ -25,7 +30,7 @@ def feeds(data_dir: DataDirOption = None) -> None:
     from workers.feeds import run
 
     settings = prepare(data_dir)
-    asyncio.run(run(settings))
+    uvloop.run(run(settings))
 
 
 def api(
@@ -46,6 +51,8 @@ def api(
         log_config=None,
         access_log=False,
         lifespan="on",
+        loop="uvloop",
+        http="httptools",
     )
 
 

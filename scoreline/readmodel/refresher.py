@@ -23,8 +23,10 @@ from scoreline.readmodel.cache import refresh_view
 
 log = get_logger(__name__)
 
-COALESCE_SECONDS = 0.05
-"""How long a match's refresh waits for more of its commits to share it."""
+COALESCE_SECONDS = 0.25
+"""How long a match's refresh waits for more of its commits to share it. A desk sends a command
+every 100-200 ms, so 50 ms refreshed almost once per command (and each refresh then competed with
+the next command for the worker's event loop); reads meanwhile are never stale (see above)."""
 
 
 class ReadCopyRefresher:

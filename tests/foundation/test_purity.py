@@ -108,3 +108,11 @@ def test_no_clock_or_console(module: str) -> None:
         assert called not in CALLS_BANNED, f"{module} calls {called}"
         if isinstance(node.func, ast.Attribute) and node.func.attr in CLOCK_METHODS:
             assert called.startswith("workflow."), f"{module} calls {called}"
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_no_module_state_is_rebound(module: str) -> None:
+    """No `global` statements: the match workflow runs outside the sandbox (issue 15), so its runs
+    share these modules, and a run that rebinds a module-level name would leak into the others."""
+    for node in ast.walk(ast.parse((ROOT / module).read_text())):
+        assert not isinstance(node, ast.Global), f"{module} rebinds module state at line {node.lineno}"
