@@ -28,6 +28,10 @@ next command as soon as the previous answer is in), after a warm-up:
   lines, 4 corners and 1 goal in every 50 commands. The desks are plain HTTP/1.1 keep-alive
   connections on asyncio streams (httpx would cost this process more than the API's own work).
 
+At each level the phases take turns (`--rounds`, default 3, each round a third of the seconds):
+on a shared machine whose speed drifts over a minute, back-to-back phases measured the drift as
+much as the road (the same tree gave 111 and 146 accepted/s at 20 desks in two runs).
+
 Per phase: latency percentiles of accepted commands (or answered Updates), answers per second,
 outcomes other than `accepted`, CPU seconds of the API, the worker (by thread), the Temporal server,
 Postgres (postmaster and backends: the tests' server, other databases included), Redis (`INFO cpu`),
@@ -210,6 +214,9 @@ class CommandTimer:
             _RECORDS.append(acc)
 
 
+ROUND_WARMUP = 1.0
+"""Warm-up seconds of every round after the first: the system is warm, only the load changed."""
+
 WHAT_IF_ENV = "BENCH_WHAT_IF"
 WHAT_IFS = {
     "no-pre-ping": "engines without `pool_pre_ping` (API and worker)",
@@ -254,7 +261,7 @@ def apply_what_ifs(role: str) -> None:
 
         ReadCopyRefresher.refresh_soon = lambda self, fixture_id: None  # type: ignore[method-assign]
     if role == "worker" and "sandbox" in chosen:
-        from temporalio.worker import SandboxedWorkflowRunner
+        from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
         import workers.main as worker_main
 
@@ -640,6 +647,22 @@ class Phase:
     def p(self, q: float) -> float:
         return percentile(self.latencies, q)
 
+    def absorb(self, part: Phase) -> None:
+        """Add one round's slice of this phase (`--rounds`): samples, records, CPU and seconds."""
+        self.seconds += part.seconds
+        self.samples += part.samples
+        self.outcomes += part.outcomes
+        self.api += part.api
+        self.commits += part.commits
+        self.disturbed += part.disturbed
+        for role, seconds in part.cpu.items():
+            self.cpu[role] = self.cpu.get(role, 0.0) + seconds
+        for group, seconds in part.threads.items():
+            self.threads[group] = self.threads.get(group, 0.0) + seconds
+        for operation, (total, count) in part.server.items():
+            was = self.server.get(operation, (0.0, 0.0))
+            self.server[operation] = (was[0] + total, was[1] + count)
+
 
 @dataclass
 class Roles:
@@ -833,6 +856,18 @@ async def bounded(
     return await asyncio.gather(*(one(item) for item in items))
 
 
+async def start_trivial(client: Any, level: int, suffix: str, queue: str) -> list[Any]:
+    """`level` trivial workflows, the baselines' targets."""
+    from bench.trivial_update import TrivialUpdateWorkflow
+
+    return await bounded(
+        [f"bench-trivial-{level}-{n}-{suffix}" for n in range(level)],
+        lambda workflow_id: client.start_workflow(
+            TrivialUpdateWorkflow.run, id=workflow_id, task_queue=queue
+        ),
+    )
+
+
 async def measure(args: argparse.Namespace, workdir: Path) -> Run:
     from temporalio.client import Client
 
@@ -885,36 +920,43 @@ async def measure(args: argparse.Namespace, workdir: Path) -> Run:
             trivial_handles: dict[int, list[Any]] = {}
             road_desks: dict[int, list[Desk]] = {}
             for level in levels:
-                if level in args.baseline_levels:
-                    handles = await bounded(
-                        [f"bench-trivial-{level}-{n}-{suffix}" for n in range(level)],
-                        lambda workflow_id: client.start_workflow(
-                            TrivialUpdateWorkflow.run, id=workflow_id, task_queue=trivial_queue
-                        ),
-                    )
-                    trivial_handles[level] = handles
+                baseline = (
+                    await start_trivial(client, level, suffix, trivial_queue)
+                    if level in args.baseline_levels
+                    else []
+                )
+                if baseline:
+                    trivial_handles[level] = baseline
+                desks: list[Desk] = []
+                if level in args.levels:
+                    desks, all_desks = all_desks[:level], all_desks[level:]
+                    road_desks[level] = desks
+                    print(f"  {level} desk(s): kick-off...", flush=True)
+                    await bounded(desks, lambda desk: desk.kick_off())
+                slices: list[tuple[Phase, Sequence[Sender], float]] = []
+                if baseline:
+                    seconds = args.baseline_seconds * (1.5 if level == 1 else 1.0)
                     for kind, update in (
                         ("bare", TrivialUpdateWorkflow.bare),
                         ("local", TrivialUpdateWorkflow.with_local_activity),
                     ):
-                        print(f"  {level} workflow(s): {kind} Update...", flush=True)
-                        senders = [UpdateSender(handle, update, kind) for handle in handles]
-                        seconds = args.baseline_seconds * (1.5 if level == 1 else 1.0)
-                        phases.append(
-                            await drive(Phase(kind, level), senders, args.warmup, seconds, roles, children)
+                        senders = [UpdateSender(handle, update, kind) for handle in baseline]
+                        slices.append((Phase(kind, level), senders, seconds))
+                if desks:
+                    slices.append((Phase("road", level), desks, args.seconds * (1.5 if level == 1 else 1.0)))
+                for number in range(args.rounds):
+                    # Round by round, so a machine that slows down for a while slows every phase alike.
+                    warmup = args.warmup if number == 0 else min(args.warmup, ROUND_WARMUP)
+                    for phase, senders, seconds in slices:
+                        print(f"  {level}: {phase.kind}, round {number + 1} of {args.rounds}...", flush=True)
+                        part = await drive(
+                            Phase(phase.kind, level), senders, warmup, seconds / args.rounds, roles, children
                         )
-                    await bounded(handles, lambda handle: handle.signal(TrivialUpdateWorkflow.stop))
-                if level in args.levels:
-                    desks, all_desks = all_desks[:level], all_desks[level:]
-                    road_desks[level] = desks
-                    print(f"  {level} desk(s): kick-off, then commands over HTTP...", flush=True)
-                    await bounded(desks, lambda desk: desk.kick_off())
-                    seconds = args.seconds * (1.5 if level == 1 else 1.0)
-                    phases.append(
-                        await drive(Phase("road", level), desks, args.warmup, seconds, roles, children)
-                    )
-                    for desk in desks:
-                        desk.close()
+                        phase.absorb(part)
+                phases += [phase for phase, _, _ in slices]
+                await bounded(baseline, lambda handle: handle.signal(TrivialUpdateWorkflow.stop))
+                for desk in desks:
+                    desk.close()
             decomposition = await history_stages(client, road_desks, trivial_handles)
             notes = (
                 [
@@ -1360,6 +1402,13 @@ def main() -> None:
         "--baseline-seconds", type=float, default=6.0, help="Measured seconds per baseline phase."
     )
     parser.add_argument("--warmup", type=float, default=3.0, help="Warm-up seconds before each phase.")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="Each level's phases take turns this many times, each with its share of the seconds "
+        f"(a warm-up of {ROUND_WARMUP:g} s after the first round).",
+    )
     parser.add_argument(
         "--what-if",
         type=lambda text: [name for name in text.split(",") if name],

@@ -23,10 +23,13 @@ from scoreline.readmodel.cache import refresh_view
 
 log = get_logger(__name__)
 
-COALESCE_SECONDS = 0.25
-"""How long a match's refresh waits for more of its commits to share it. A desk sends a command
-every 100-200 ms, so 50 ms refreshed almost once per command (and each refresh then competed with
-the next command for the worker's event loop); reads meanwhile are never stale (see above)."""
+COALESCE_SECONDS = 1.0
+"""How long a match's refresh waits for more of its commits to share it: at most one refresh a
+second per match. A desk sends a command every 100-200 ms, so at 50 ms nearly every command had
+its own refresh, each competing with the next commands for the worker's CPU (20 desks: 121
+accepted/s, 167 with no refresh at all; issue 15). While desks score that fast the copy is behind
+the announced version most of the time whatever the wait, and reads then ask Postgres (see
+above); the copy serves the quiet spells, and the partner documents gather for a second too."""
 
 
 class ReadCopyRefresher:
@@ -40,7 +43,7 @@ class ReadCopyRefresher:
         """Matches whose refresh is waiting for more commits to share it."""
 
     def refresh_soon(self, fixture_id: int) -> None:
-        """Refresh this match's copies shortly (at once if the caller is alone)."""
+        """Refresh this match's view within `COALESCE_SECONDS`, sharing the refresh already waiting."""
         if fixture_id in self._waiting:
             return
         self._waiting.add(fixture_id)
