@@ -1347,8 +1347,9 @@ def report(run: Run, args: argparse.Namespace) -> None:
             "N desk fixtures (one desk per match, back to back, `saw` = last accepted seq; per 50 commands: "
             "45 commentary, 4 corners, 1 goal) as keep-alive HTTP/1.1 connections from this process; the "
             "baselines from this process with `scoreline.temporal.client.connect`. "
-            f"{run.warmup:g} s warm-up then {run.seconds:g} s measured per phase (1.5x at one desk; "
-            f"baselines {args.baseline_seconds:g} s). Timings inside the children come from wrappers this "
+            f"{run.seconds:g} s measured per phase (1.5x at one desk; baselines {args.baseline_seconds:g} s), "
+            f"the phases of a level taking turns in {args.rounds} rounds, each after a warm-up "
+            f"({run.warmup:g} s in the first round, then {min(run.warmup, ROUND_WARMUP):g} s). Timings inside the children come from wrappers this "
             f"bench installs (production code unchanged). {machine_note()}.",
             "",
             latency_table(run),
