@@ -1,8 +1,8 @@
 """`scoreline worker`, `scoreline feeds`, `scoreline api`, `scoreline migrate`: the production processes.
 
-The long-running ones run on uvloop, and the API parses HTTP with httptools: on the command road
-asyncio's own loop and uvicorn's pure-Python h11 parser cost a good part of each command's CPU
-(issue 15; `bench/results.md` has the figures).
+The long-running ones run on uvloop, and the API parses HTTP with httptools (uvicorn's standard
+production setup rather than asyncio's own loop and the pure-Python h11). On the command road the
+gain is within the bench's run-to-run spread (`bench/command_latency.py --what-if asyncio`).
 """
 
 from __future__ import annotations
