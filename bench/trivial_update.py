@@ -1,7 +1,8 @@
 """The baseline of `bench/command_latency.py`: a workflow whose Updates do (almost) nothing.
 
-A workflow must live in an importable module for the worker's sandbox, so it is here rather than in
-the bench script. `bare` returns at once: one Update round trip, one workflow task. `with_local_activity`
+It lives in an importable module (the worker's sandbox needed one) rather than in the bench script.
+Like `MatchWorkflow` it runs outside the sandbox, so the baseline pays for the sandbox exactly when
+the road does (the bench's `sandbox` what-if puts both back in). `bare` returns at once: one Update round trip, one workflow task. `with_local_activity`
 runs one local activity that returns at once, as `MatchWorkflow.submit` runs its commit.
 """
 
@@ -19,7 +20,7 @@ async def trivial_local(value: int) -> int:
     return value + 1
 
 
-@workflow.defn
+@workflow.defn(sandboxed=False)
 class TrivialUpdateWorkflow:
     """Runs until `stop`; answers Updates meanwhile."""
 

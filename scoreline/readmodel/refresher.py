@@ -32,8 +32,12 @@ the announced version most of the time whatever the wait, and reads then ask Pos
 above); the copy serves the quiet spells, and the partner documents gather for a second too."""
 
 
+CLOSE_SECONDS = 2.0
+"""How long shutdown waits for the refreshes it runs at once."""
+
+
 class ReadCopyRefresher:
-    """One per worker process; `aclose()` at shutdown cancels what has not started."""
+    """One per worker process; `aclose()` at shutdown runs the waiting refreshes at once."""
 
     def __init__(self, engine: AsyncEngine, redis: aioredis.Redis) -> None:
         self._engine = engine
@@ -41,6 +45,8 @@ class ReadCopyRefresher:
         self._tasks: set[asyncio.Task[None]] = set()
         self._waiting: set[int] = set()
         """Matches whose refresh is waiting for more commits to share it."""
+        self._closing = asyncio.Event()
+        """Set by `aclose`: waiting refreshes stop waiting."""
 
     def refresh_soon(self, fixture_id: int) -> None:
         """Refresh this match's view within `COALESCE_SECONDS`, sharing the refresh already waiting."""
@@ -52,15 +58,27 @@ class ReadCopyRefresher:
         task.add_done_callback(self._tasks.discard)
 
     async def aclose(self) -> None:
-        for task in list(self._tasks):
+        """Refresh what is waiting now, for up to `CLOSE_SECONDS`; cancel what is still running then.
+
+        Dropping them would leave a copy up to a second of commits behind for good: a process
+        started after this one has heard of no newer version, so it would serve that copy.
+        """
+        self._closing.set()
+        tasks = list(self._tasks)
+        if not tasks:
+            return
+        _, running = await asyncio.wait(tasks, timeout=CLOSE_SECONDS)
+        for task in running:
             task.cancel()
-        for task in list(self._tasks):
+        for task in running:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
     async def _refresh(self, fixture_id: int) -> None:
         try:
-            await asyncio.sleep(COALESCE_SECONDS)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(COALESCE_SECONDS):
+                    await self._closing.wait()
         finally:
             # Commits from here on ask for a refresh of their own: this one may not see them.
             self._waiting.discard(fixture_id)

@@ -28,6 +28,7 @@ from scoreline.readmodel.cache import (
     store_events_if_newer,
     store_match_if_newer,
 )
+from scoreline.readmodel.refresher import ReadCopyRefresher
 from scoreline.readmodel.views import EventPage
 from scoreline.settings import Settings
 from tests.readmodel.rows import MatchLog
@@ -270,3 +271,21 @@ async def test_rebuild_of_unknown_fixture_drops_its_keys(redis: aioredis.Redis, 
 
     assert await rebuild(engine, redis, 424242) is None
     assert await redis.exists(match_key(424242), events_key(424242)) == 0
+
+
+async def test_closing_the_refresher_runs_the_waiting_refreshes(
+    engine: AsyncEngine, redis: aioredis.Redis, match: MatchLog
+) -> None:
+    """A refresh still waiting for company when the worker stops runs before it exits.
+
+    Shutdown used to cancel it: the fans' copy stayed up to a second of desk commits behind, and a
+    process started afterwards (which has heard of no newer version) kept serving it.
+    """
+    await match.state_entry("live_first_half")
+    await match.board("live_first_half", 1, 0, minute=12)
+    refresher = ReadCopyRefresher(engine, redis)
+    refresher.refresh_soon(FIXTURE)
+    await refresher.aclose()
+
+    cached = await read_match(redis, FIXTURE)
+    assert cached is not None and cached.version == match.seq
