@@ -137,7 +137,7 @@ def decide(
         target_seq=getattr(command, "target_seq", None),
         minute=getattr(command, "minute", None),
         extra_minute=getattr(command, "extra_minute", None),
-        rule_state=after.model_dump(mode="json"),
+        rule_state=after.model_dump_json(),
         saw=request.saw,
         board=_board(after),
     )

@@ -112,6 +112,6 @@ def _call(data: CommitInput, trace_id: str | None) -> dict[str, Any]:
         "minute": data.minute,
         "extra_minute": data.extra_minute,
         "board": data.board.model_dump(mode="json") if data.board is not None else None,
-        "rule_state": data.rule_state,
+        "rule_state": None if data.rule_state is None else json.loads(data.rule_state),
         "trace_id": trace_id,
     }
