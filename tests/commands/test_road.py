@@ -6,6 +6,8 @@ import json
 
 import redis.asyncio as aioredis
 
+from domain.rules import RULE_STATE
+from domain.rules.football import FootballState
 from tests.commands.harness import Road
 from tests.support.waiting import eventually
 
@@ -215,3 +217,20 @@ async def _cached_version(redis: aioredis.Redis, fixture_id: int, version: int) 
 async def _served_version(road: Road, fixture_id: int, version: int) -> dict[str, object] | None:
     body: dict[str, object] = (await road.http.get(f"/v1/matches/{fixture_id}")).json()
     return body if body["version"] == version else None
+
+
+async def test_the_rule_state_is_stored_as_a_json_object_a_new_run_can_open(road: Road) -> None:
+    """The commit splices the rule state in as JSON text (issue 15): it must land as an object,
+    not as a string, and open again as the same state for the next run."""
+    fixture_id = await road.fixture()
+    token = await road.desk(fixture_id)
+    await _kick_off(road, token, fixture_id)
+    await road.send(token, fixture_id, "football.goal", GOAL, saw=1)
+    (row,) = await road.rows(
+        "SELECT jsonb_typeof(rule_state) AS kind, rule_state::text AS state FROM scoreboard WHERE fixture_id = $1",
+        fixture_id,
+    )
+    assert row["kind"] == "object"
+    state = RULE_STATE.validate_json(row["state"])
+    assert isinstance(state, FootballState)
+    assert [goal.side for goal in state.game.goals] == [GOAL["side"]]
