@@ -1,7 +1,8 @@
-"""The `command` table's read side: what a key was answered, shared by the API and the commit.
+"""The `command` table's read side: what a key was answered, for the API.
 
-The API answers a resend from here at once (no workflow involved); the commit reads the same row
-under the fixture lock to decide a key it has seen before (duplicate, or `key_reused`).
+The API answers a resend from here at once (no workflow involved). The commit decides a key it has
+seen before (duplicate, or `key_reused`) inside its own SQL function, under the fixture lock
+(`scoreline_commit_command`, migration 0007).
 """
 
 from __future__ import annotations
