@@ -84,10 +84,8 @@ async def submit(
             doing: the API's catch-all answers 500 `internal_error`).
     """
     try:
-        return await asyncio.wait_for(
-            _send(runs, fixture_id, request),
-            settings.command_answer_timeout.total_seconds(),
-        )
+        async with asyncio.timeout(settings.command_answer_timeout.total_seconds()):
+            return await _send(runs, fixture_id, request)
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError) as error:
         raise NotAnswered("no answer in time") from error
     except WorkflowUpdateFailedError as error:

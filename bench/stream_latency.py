@@ -199,7 +199,8 @@ async def connect_clients(port: int, count: int, matches: Sequence[int]) -> list
         ]
         for client in batch:
             await loop.create_connection(client.itself, "127.0.0.1", port)
-        await asyncio.wait_for(asyncio.gather(*(client.ready for client in batch)), 60)
+        async with asyncio.timeout(60):
+            await asyncio.gather(*(client.ready for client in batch))
         clients += batch
     return clients
 

@@ -119,13 +119,12 @@ class ApnsConnection(asyncio.Protocol):
         authority = host if port == 443 else f"{host}:{port}"
         loop = asyncio.get_running_loop()
         try:
-            _, protocol = await asyncio.wait_for(
-                loop.create_connection(
+            async with asyncio.timeout(timeout):
+                _, protocol = await loop.create_connection(
                     lambda: cls(token, authority, on_closed), host, port, ssl=context, server_hostname=host
-                ),
-                timeout,
-            )
-            await asyncio.wait_for(asyncio.shield(protocol._settled), timeout)
+                )
+            async with asyncio.timeout(timeout):
+                await asyncio.shield(protocol._settled)
         except (OSError, TimeoutError, ssl.SSLError, NotSent) as error:
             raise NotSent(f"cannot connect to APNs at {authority}: {error!r}") from error
         return protocol

@@ -170,7 +170,8 @@ class Sender:
         if seconds <= 0:
             return True
         try:
-            await asyncio.wait_for(self._stopping.wait(), seconds)
+            async with asyncio.timeout(seconds):
+                await self._stopping.wait()
         except TimeoutError:
             return True
         return False

@@ -56,7 +56,8 @@ async def readyz(resources: ResourcesDep) -> JSONResponse:
 
 async def _check(name: str, probe: Awaitable[None]) -> CheckResult:
     try:
-        await asyncio.wait_for(probe, CHECK_TIMEOUT)
+        async with asyncio.timeout(CHECK_TIMEOUT):
+            await probe
     except TimeoutError:
         log.warning("readyz.check_failed", check=name, error=f"no answer in {CHECK_TIMEOUT:g}s")
         return "timeout"

@@ -47,7 +47,8 @@ class Listening:
         """Raise `ConnectionError` (or a database error) if the connection no longer answers."""
         if self.gone:
             raise ConnectionError("the LISTEN connection closed")
-        await asyncio.wait_for(self.connection.fetchval("SELECT 1"), PING_TIMEOUT)
+        async with asyncio.timeout(PING_TIMEOUT):
+            await self.connection.fetchval("SELECT 1")
 
     async def watch(self, every: float) -> None:
         """Return never: ping every `every` seconds, raise once the connection is gone."""
@@ -84,7 +85,8 @@ async def listening(
         yield Listening(connection, lost)
     finally:
         with contextlib.suppress(*DATABASE_ERRORS):
-            await asyncio.wait_for(connection.close(), PING_TIMEOUT)
+            async with asyncio.timeout(PING_TIMEOUT):
+                await connection.close()
 
 
 async def _take_the_lead(connection: asyncpg.Connection, key: int, who: str) -> None:

@@ -41,7 +41,8 @@ async def redis_problem(redis_url: str) -> str | None:
 
 async def temporal_problem(address: str, namespace: str = "default") -> str | None:
     try:
-        client = await asyncio.wait_for(Client.connect(address, namespace=namespace), 3)
+        async with asyncio.timeout(3):
+            client = await Client.connect(address, namespace=namespace)
         healthy = await client.service_client.check_health(timeout=timedelta(seconds=2))
     except Exception as error:  # noqa: BLE001 - any failure to connect means "not ready yet"
         return f"temporal: {error}"

@@ -83,7 +83,8 @@ class ChildProcess:
             return
         self._signal_group(self.stop_signal)
         try:
-            await asyncio.wait_for(process.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await process.wait()
         except TimeoutError:
             log.warning("child did not stop in time; killing", part=self.name, pid=process.pid)
             self._signal_group(signal.SIGKILL)
