@@ -21,10 +21,12 @@ from activities.ingest.plan import snapshot_digest
 from activities.ingest.store import IngestStore
 from activities.provider.client import SportMonksClient
 from activities.provider.errors import ProviderError
+from activities.watched import WatchedMatches
 from domain.progress import IngestSummary
 from domain.snapshot import Snapshot
 from domain.states import PLAYING_STATES
 from scoreline.logging import get_logger
+from scoreline.metrics.instruments import metrics
 from scoreline.readmodel.cache import rebuild as rebuild_cache
 from scoreline.readmodel.cache import refresh as refresh_cache
 from scoreline.tracing import bound_trace, current_trace_id
@@ -52,12 +54,14 @@ class WatchActivities:
         engine: AsyncEngine,
         redis: aioredis.Redis,
         polling: PollingConfig,
+        watched: WatchedMatches | None = None,
     ) -> None:
         self._client = client
         self._store = store
         self._engine = engine
         self._redis = redis
         self._polling = polling
+        self.watched = watched or WatchedMatches()
 
     @activity.defn(name="watch_match")
     async def watch_match(self, watch: WatchInput) -> WatchResult:
@@ -146,8 +150,15 @@ class _Watch:
         self.next_reconcile = self.started + (
             polling.reconcile.total_seconds() if self.fresh and polling.reconcile else 0
         )
+        self.last_poll: float | None = None
 
     async def run(self) -> WatchResult:
+        try:
+            return await self._run()
+        finally:
+            self.owner.watched.ended(self.watch.fixture_id)
+
+    async def _run(self) -> WatchResult:
         log.info(
             "watch started",
             fixture_id=self.watch.fixture_id,
@@ -206,10 +217,21 @@ class _Watch:
     def _interval(self) -> timedelta | None:
         return self.polling.live if self.known.state in PLAYING_STATES else self.polling.idle
 
+    def _count_poll_start(self, interval: timedelta | None) -> None:
+        now = time.monotonic()
+        if self.last_poll is not None and interval is not None:
+            late = max(0.0, now - self.last_poll - interval.total_seconds())
+            metrics().poll_lateness.record(timedelta(seconds=late))
+        self.last_poll = now
+        self.owner.watched.polled(self.watch.fixture_id, in_play=self.known.state in PLAYING_STATES)
+
     async def _poll_once(self) -> WatchResult | None:
+        self._count_poll_start(self._interval())
         # Each poll is its own trace: a change it commits carries this id to every push and screen.
         with bound_trace():
             snapshot, source = await self._fetch()
+            outcome = "failed" if snapshot is None else "ok"
+            metrics().polls.add(1, {"source": source, "outcome": outcome})
             summary = (
                 None
                 if snapshot is None

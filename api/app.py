@@ -9,6 +9,7 @@ from fastapi import FastAPI
 
 from api.errors import install_error_handlers
 from api.live.runtime import LiveRuntime
+from api.metrics import ApiMetrics
 from api.resources import Resources
 from api.routes import commands, health, matches, streams
 from api.routes import devices as device_routes
@@ -29,7 +30,11 @@ def create_app(settings: Settings) -> FastAPI:
         )
         redis = shared_redis(settings.require_redis_url())
         app.state.resources = Resources(
-            settings=settings, engine=engine, redis=redis, commands_engine=commands_engine
+            settings=settings,
+            engine=engine,
+            redis=redis,
+            commands_engine=commands_engine,
+            metrics=metrics,
         )
         live = await LiveRuntime.start(settings, engine, redis)
         app.state.live = live
@@ -42,6 +47,9 @@ def create_app(settings: Settings) -> FastAPI:
             await engine.dispose()
 
     app = FastAPI(title="Scoreline", version="0.1.0", lifespan=lifespan)
+    metrics = ApiMetrics()
+    app.state.metrics = metrics
+    metrics.install(app, address=settings.api_metrics_address)
     # Handlers first: TraceMiddleware, added after, wraps the catch-all, so a 500 keeps its trace id.
     install_error_handlers(app)
     app.add_middleware(TraceMiddleware)

@@ -9,6 +9,7 @@ import redis.asyncio as aioredis
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 
+from api.metrics import ApiMetrics
 from scoreline.settings import Settings
 from scoreline.temporal.client import connect_from
 from scoreline.temporal.match_runs import MatchRuns
@@ -23,6 +24,7 @@ class Resources:
     """The desk command route's own small pool, without a pre-ping: its one read per command is a
     single round trip, and a connection Postgres dropped fails that command as `try_again` (the
     desk resends) instead of costing every command three more round trips."""
+    metrics: ApiMetrics
     _temporal: Client | None = field(default=None, init=False)
     _temporal_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False)
 

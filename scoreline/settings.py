@@ -118,6 +118,18 @@ class Settings(BaseSettings):
     live_client_queue: int = Field(default=256, ge=1)
     live_redis_fanout: bool = True
 
+    # Metrics (`scoreline.metrics`, `api.metrics`). The worker and the feed builder serve
+    # Prometheus on these host:port addresses (empty: no exporter). The API serves `/metrics` on
+    # its own port unless `api_metrics_address` names another one: in production, an internal
+    # port the public ingress never routes to. `provider_hourly_budget` is the plan's calls per
+    # entity per hour, the denominator of the budget alert.
+    worker_metrics_address: str = "127.0.0.1:9464"
+    feeds_metrics_address: str = "127.0.0.1:9465"
+    api_metrics_address: str = ""
+    provider_hourly_budget: int = Field(default=2000, ge=1)
+    # Where `GET /v1/ops/alerts` reads what is firing (empty: no Alertmanager configured).
+    alertmanager_url: str = ""
+
     @model_validator(mode="after")
     def _production_needs_real_services(self) -> Self:
         """Refuse to start a production process that would fail later, request by request.

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from activities.provider.client import SportMonksClient
 from activities.push.apns import ApnsClient
+from activities.watched import WatchedMatches
 from scoreline.db.engine import create_engine
 from scoreline.readmodel.refresher import ReadCopyRefresher
 from scoreline.redis_client import shared_redis
@@ -44,6 +45,8 @@ class WorkerDependencies:
     """Refreshes the fans' read copies after desk commits, coalesced, off the commit's path."""
     apns: ApnsClient | None
     """None without `APNS_KEY_PATH`: pushes to a fixture nobody follows still succeed."""
+    watched: WatchedMatches
+    """The in-play matches watched here, reported as the poll-age gauge."""
 
 
 @asynccontextmanager
@@ -73,6 +76,14 @@ async def worker_dependencies(settings: Settings) -> AsyncIterator[WorkerDepende
             stack.push_async_callback(apns.aclose)
         read_copies = ReadCopyRefresher(pools.commands, redis)
         stack.push_async_callback(read_copies.aclose)
+        watched = WatchedMatches()
+        watched.start()
+        stack.push_async_callback(watched.aclose)
         yield WorkerDependencies(
-            pools=pools, redis=redis, provider=provider, read_copies=read_copies, apns=apns
+            pools=pools,
+            redis=redis,
+            provider=provider,
+            read_copies=read_copies,
+            apns=apns,
+            watched=watched,
         )

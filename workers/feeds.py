@@ -12,6 +12,7 @@ import signal
 from scoreline.db.engine import create_engine
 from scoreline.feeds.builder import FeedBuilder
 from scoreline.logging import get_logger
+from scoreline.metrics.exporter import start_exporter
 from scoreline.redis_client import shared_redis
 from scoreline.settings import Settings
 
@@ -24,6 +25,10 @@ async def run(settings: Settings) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    if settings.feeds_metrics_address:
+        # Only for its exporter: the builder itself never talks to Temporal.
+        start_exporter("scoreline-feeds", settings.feeds_metrics_address)
+        log.info("feed builder metrics served", address=f"http://{settings.feeds_metrics_address}/metrics")
     engine = create_engine(settings.require_database_url(), pool_size=settings.db_pool_feeds)
     redis = shared_redis(settings.require_redis_url())
     builder = FeedBuilder(engine, redis, settings.require_database_url())

@@ -26,6 +26,8 @@ from activities.push.fanout import FanoutConfig, PushActivities
 from activities.retention import RetentionActivities
 from activities.watch import PollingConfig, WatchActivities
 from scoreline.logging import get_logger
+from scoreline.metrics.exporter import start_exporter
+from scoreline.metrics.instruments import metrics
 from scoreline.settings import Settings
 from scoreline.temporal.client import connect_from
 from scoreline.temporal.match_runs import MatchRuns
@@ -89,7 +91,7 @@ def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) 
         idle=settings.poll_interval_idle,
         reconcile=settings.reconcile_interval,
     )
-    matches = WatchActivities(deps.provider, store, pools.ingest, deps.redis, polling)
+    matches = WatchActivities(deps.provider, store, pools.ingest, deps.redis, polling, deps.watched)
     runs = MatchRuns.from_settings(client, pools.background, settings)
     fixtures = FixtureSyncActivities(deps.provider, store, runs)
     probe = ProbeActivities(pools.background, deps.redis)
@@ -135,8 +137,16 @@ async def running_workers(
 
 
 async def run(settings: Settings) -> None:
-    """Run until SIGINT/SIGTERM, then finish in-flight tasks and close connections."""
-    client = await connect_from(settings)
+    """Run until SIGINT/SIGTERM, then finish in-flight tasks and close connections.
+
+    With `WORKER_METRICS_ADDRESS` set, the SDK's metrics and ours are served there.
+    """
+    runtime = None
+    if settings.worker_metrics_address:
+        runtime = start_exporter("scoreline-worker", settings.worker_metrics_address)
+        metrics().budget.set(settings.provider_hourly_budget)
+        log.info("worker metrics served", address=f"http://{settings.worker_metrics_address}/metrics")
+    client = await connect_from(settings, runtime=runtime)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

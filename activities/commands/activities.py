@@ -14,6 +14,7 @@ from activities.commands.store import CommandStore
 from domain.commands import CommitInput, CommitResult, CommitStatus, DeskContext
 from domain.failures import UNKNOWN_FIXTURE, UnknownFixture
 from scoreline.logging import get_logger
+from scoreline.metrics.instruments import metrics
 from scoreline.readmodel.refresher import ReadCopyRefresher
 from scoreline.tracing import current_trace_id
 
@@ -49,5 +50,6 @@ class CommandActivities:
             seq=data.seq if result.status is CommitStatus.COMMITTED else None,
         )
         if result.status is CommitStatus.COMMITTED and data.seq is not None:
+            metrics().changes_committed.add(1, {"source": "desk"})
             self._read_copies.refresh_soon(data.fixture_id)
         return result.model_copy(update={"trace_id": trace_id})

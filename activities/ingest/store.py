@@ -9,7 +9,9 @@ are unique, so a retry, a replay or a second worker after a crash can only ever 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import func, select
@@ -31,6 +33,7 @@ from domain.moments import MOMENT_ENTRY_KINDS, KeyMoment, entry_moment, moments_
 from domain.progress import IngestSummary
 from domain.snapshot import Item, MatchState, Snapshot
 from scoreline.db.tables import fixture, match_event, scoreboard, timeline_item
+from scoreline.metrics.instruments import metrics
 from scoreline.outbox.writer import announce
 from workflows.match_types import Source
 
@@ -50,6 +53,7 @@ class IngestStore:
         between it and what this transaction found were written by an attempt that never told
         anyone (its worker died after the commit): their moments are reported now, once.
         """
+        started = time.perf_counter()
         async with self._engine.begin() as conn:
             mode = await upsert_fixture(conn, snapshot)
             board = await _load_board(conn, snapshot.fixture_id)
@@ -65,6 +69,7 @@ class IngestStore:
             unreported: tuple[KeyMoment, ...] = ()
             if since is not None and since < board.version:
                 unreported = await _moments_between(conn, snapshot.fixture_id, since, board.version)
+        _record(writer, time.perf_counter() - started)
         return _summary(snapshot, decided, writer, unreported)
 
     async def catch_up(self, fixture_id: int, since: int) -> IngestSummary | None:
@@ -462,3 +467,13 @@ def _summary(
         pending_misses=len(decided.misses),
         trace_id=writer.trace_id,
     )
+
+
+def _record(writer: _LogWriter, took: float) -> None:
+    """The commit's duration and what it logged (moments an earlier attempt wrote are not counted again)."""
+    instruments = metrics()
+    instruments.ingest_commit_duration.record(timedelta(seconds=took))
+    if writer.seq > writer.start_seq:
+        instruments.changes_committed.add(writer.seq - writer.start_seq, {"source": "provider"})
+    for moment in writer.key_moments:
+        instruments.key_moments.add(1, {"kind": moment.kind})

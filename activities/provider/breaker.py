@@ -21,6 +21,7 @@ from enum import StrEnum
 
 from activities.provider.config import BreakerPolicy, Clock
 from scoreline.logging import get_logger
+from scoreline.metrics.instruments import metrics
 
 log = get_logger(__name__)
 
@@ -68,7 +69,7 @@ class CircuitBreaker:
     `admit()` returned.
 
     Args:
-        name: The upstream, in log lines.
+        name: The upstream (`football`), in log lines and the `upstream` label of its gauge.
         policy: Threshold and cooldown.
         clock: Monotonic seconds.
     """
@@ -173,6 +174,7 @@ class CircuitBreaker:
 
     def _move(self, new: BreakerState) -> None:
         old, self._state = self._state, new
+        metrics().breaker_open.set(0 if new is BreakerState.CLOSED else 1, {"upstream": self._name})
         logger = log.warning if new is BreakerState.OPEN else log.info
         logger(
             "provider.breaker",

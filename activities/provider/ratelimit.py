@@ -16,6 +16,7 @@ from email.utils import parsedate_to_datetime
 from activities.provider.config import Clock
 from activities.provider.errors import ProviderRateLimited
 from scoreline.logging import get_logger
+from scoreline.metrics.instruments import metrics
 
 log = get_logger(__name__)
 
@@ -38,6 +39,15 @@ def remaining_calls(body: object) -> int | None:
     block = body.get("rate_limit")
     value = block.get("remaining") if isinstance(block, Mapping) else None
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def requested_entity(body: object) -> str | None:
+    """`rate_limit.requested_entity` (the entity whose hourly budget the call spent), if present."""
+    if not isinstance(body, Mapping):
+        return None
+    block = body.get("rate_limit")
+    value = block.get("requested_entity") if isinstance(block, Mapping) else None
+    return value if isinstance(value, str) and value else None
 
 
 def retry_after_seconds(header: str | None, now: float) -> float | None:
@@ -98,6 +108,8 @@ class RateLimitGate:
         """
         until = self._clock() + max(0.0, seconds)
         if until > self._until:
+            if self._clock() >= self._until:
+                metrics().rate_limit_windows.add(1, {"source": source})
             self._until = until
         retry_at = self.retry_at()
         log.warning(

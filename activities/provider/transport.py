@@ -15,6 +15,7 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -37,8 +38,14 @@ from activities.provider.errors import (
     ProviderRequestError,
     ProviderUnavailable,
 )
-from activities.provider.ratelimit import RateLimitGate, resets_in_seconds, retry_after_seconds
+from activities.provider.ratelimit import (
+    RateLimitGate,
+    requested_entity,
+    resets_in_seconds,
+    retry_after_seconds,
+)
 from scoreline.logging import get_logger
+from scoreline.metrics.instruments import metrics
 from scoreline.settings import Settings
 from scoreline.tracing import current_trace_id, traceparent_for
 
@@ -51,6 +58,18 @@ RETRYABLE_STATUSES = frozenset({408})
 KEEPALIVE_EXPIRY = 30.0
 # Bodies larger than this are decoded off the event loop.
 INLINE_DECODE_MAX = 512 * 1024
+UPSTREAM = "football"
+"""The breaker's name and the `upstream` label of its metrics."""
+OUTCOME_LABELS = {
+    "ok": "ok",
+    "timeout": "timeout",
+    "connection": "connection",
+    "transport": "connection",
+    "malformed": "malformed",
+    "ProviderPayloadInvalid": "malformed",
+    "ProviderRateLimited": "rate_limited",
+}
+"""A sent request's outcome (as logged) to its metric label; any other answer is `http_error`."""
 
 
 class _Transient(Exception):
@@ -114,7 +133,7 @@ class SportMonksTransport:
         self._http = http
         self._config = config
         self._owns_http = owns_http
-        self._breaker = CircuitBreaker(str(http.base_url) or "provider", config.breaker, config.clock)
+        self._breaker = CircuitBreaker(UPSTREAM, config.breaker, config.clock)
         self._gate = RateLimitGate(config.clock, config.wall)
         self._bulkhead = asyncio.Semaphore(config.max_concurrency)
         self._sent = 0
@@ -182,10 +201,14 @@ class SportMonksTransport:
             ProviderPayloadInvalid: valid JSON that is not an envelope.
         """
         call = _Call(endpoint=endpoint, path=f"{FOOTBALL_PREFIX}/{path}", params=dict(params or {}))
-        self._gate.check(endpoint)
         try:
+            self._gate.check(endpoint)
             self._breaker.check()
+        except ProviderRateLimited:
+            _count(endpoint, "refused")
+            raise
         except BreakerOpen as exc:
+            _count(endpoint, "refused")
             raise ProviderUnavailable(
                 endpoint, "breaker_open", detail=f"retry in {exc.retry_in:.1f}s"
             ) from None
@@ -213,6 +236,7 @@ class SportMonksTransport:
             try:
                 probe = self._breaker.admit()
             except BreakerOpen as exc:
+                _count(call.endpoint, "refused")
                 detail = f"retry in {exc.retry_in:.1f}s"
                 raise ProviderUnavailable(
                     call.endpoint, "breaker_open", attempts=call.sent, detail=detail
@@ -277,6 +301,9 @@ class SportMonksTransport:
         status = response.status_code
         if 200 <= status < 300:
             envelope = parse_envelope(call.endpoint, body, attempts=call.sent)
+            if envelope.rate_limit_remaining is not None:
+                entity = requested_entity(body) or "unknown"
+                metrics().budget_remaining.set(envelope.rate_limit_remaining, {"entity": entity})
             if envelope.rate_limit_remaining == 0:
                 # The next call would be a 429: wait for the reset instead of spending it.
                 reset = resets_in_seconds(body)
@@ -306,11 +333,14 @@ class SportMonksTransport:
         raise ProviderRequestError(call.endpoint, status, message, _field(body, "code", int))
 
     def _log(self, call: _Call, started: float, outcome: str, *, error: str | None = None) -> None:
+        took = time.perf_counter() - started
+        _count(call.endpoint, OUTCOME_LABELS.get(outcome, "http_error"))
+        metrics().provider_request_duration.record(timedelta(seconds=took), {"endpoint": call.endpoint})
         fields: dict[str, Any] = {
             "endpoint": call.endpoint,
             "status": call.status,
             "outcome": outcome,
-            "latency_ms": round((time.perf_counter() - started) * 1000, 1),
+            "latency_ms": round(took * 1000, 1),
             "attempt": call.sent,
         }
         if error is not None:
@@ -319,6 +349,10 @@ class SportMonksTransport:
             log.info("provider.request", **fields)
         else:
             log.warning("provider.request", **fields)
+
+
+def _count(endpoint: str, outcome: str) -> None:
+    metrics().provider_requests.add(1, {"endpoint": endpoint, "outcome": outcome})
 
 
 async def _decode(content: bytes) -> object:

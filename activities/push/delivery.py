@@ -23,6 +23,7 @@ from activities.push.apns import ApnsClient
 from activities.push.connection import MaybeSent, NotSent
 from activities.push.limiter import AdaptiveLimit
 from activities.push.outcomes import Verdict, classify
+from scoreline.metrics.instruments import metrics
 
 Outcome = Literal["sent", "dead", "rejected", "released", "in_doubt"]
 
@@ -67,15 +68,25 @@ class Delivery:
 
 
 class Sender:
-    """Sends pushes through one `ApnsClient`, sharing an in-flight limit and a stop signal."""
+    """Sends pushes through one `ApnsClient`, sharing an in-flight limit and a stop signal.
+
+    `kind` (start, update, end, alert) labels the `scoreline_pushes_total` series of every answer.
+    """
 
     def __init__(
-        self, client: ApnsClient, policy: SendPolicy, limit: AdaptiveLimit, stopping: asyncio.Event
+        self,
+        client: ApnsClient,
+        policy: SendPolicy,
+        limit: AdaptiveLimit,
+        stopping: asyncio.Event,
+        *,
+        kind: str,
     ) -> None:
         self._client = client
         self._policy = policy
         self._limit = limit
         self._stopping = stopping
+        self._kind = kind
 
     async def deliver(
         self,
@@ -105,6 +116,7 @@ class Sender:
                         device_token, body, priority=priority, expiration=expiration
                     )
                 except (NotSent, MaybeSent) as error:
+                    self._count("connection", "")
                     unknown = isinstance(error, MaybeSent)
                     attempts.append(
                         AttemptRecord(
@@ -125,6 +137,7 @@ class Sender:
                     number, answer.apns_id, answer.status, answer.reason, answer.latency_ms, len(body)
                 )
             )
+            self._count(str(answer.status), answer.reason or "")
             verdict = classify(answer.status, answer.reason)
             final = Delivery(
                 "sent",
@@ -162,6 +175,9 @@ class Sender:
             if not await self._pause(delay):
                 return Delivery("released", tuple(attempts), reason="stopping")
         return Delivery("released", tuple(attempts), reason="attempts exhausted")
+
+    def _count(self, status: str, reason: str) -> None:
+        metrics().pushes.add(1, {"kind": self._kind, "status": status, "reason": reason})
 
     async def _pause(self, seconds: float) -> bool:
         """Sleep, unless the fan-out is stopping; False when it is."""

@@ -23,6 +23,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio import activity
@@ -37,6 +38,7 @@ from activities.push.store import PushStore, Target
 from domain.failures import APNS_CONFIG_ERROR, UNKNOWN_FIXTURE
 from domain.pushes import PushInput, PushResult
 from scoreline.logging import get_logger
+from scoreline.metrics.instruments import metrics
 from scoreline.settings import Settings
 from scoreline.tracing import bound_trace, current_trace_id
 
@@ -118,7 +120,13 @@ class _Fanout:
         self.sender = (
             None
             if client is None
-            else Sender(client, config.policy, AdaptiveLimit(config.concurrency), self.stopping)
+            else Sender(
+                client,
+                config.policy,
+                AdaptiveLimit(config.concurrency),
+                self.stopping,
+                kind="alert" if push.alert else push.kind,
+            )
         )
         self.claimant = f"{info.workflow_run_id}/{info.activity_id}#{info.attempt}"
         details = info.heartbeat_details
@@ -155,7 +163,9 @@ class _Fanout:
         if self.push.kind == "end":
             await self.store.close_remaining()
         result = await self.store.totals(self.deferred)
-        self.log.info("push.fanout_done", seconds=round(time.monotonic() - started, 3), **result.model_dump())
+        took = time.monotonic() - started
+        metrics().push_fanout_duration.record(timedelta(seconds=took), {"kind": self.push.kind})
+        self.log.info("push.fanout_done", seconds=round(took, 3), **result.model_dump())
         return result
 
     async def _walk(self, bodies: tuple[bytes, ...], state: dict[str, object]) -> None:

@@ -86,7 +86,17 @@ class LiveHub:
     @property
     def subscribers(self) -> int:
         """Connections currently subscribed (for tests and the bench)."""
-        return len({s for followers in self._followers.values() for s in followers} | self._everything)
+        return len(self._subscribed())
+
+    def clients_by_kind(self) -> dict[str, int]:
+        """Connections currently subscribed, by subscriber kind (`sse`, `sse-live`, `ws`)."""
+        counts: dict[str, int] = {}
+        for subscriber in self._subscribed():
+            counts[subscriber.kind] = counts.get(subscriber.kind, 0) + 1
+        return counts
+
+    def _subscribed(self) -> set[Subscriber]:
+        return {s for followers in self._followers.values() for s in followers} | self._everything
 
     # --- changes ------------------------------------------------------------------------------
 

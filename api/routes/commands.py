@@ -85,8 +85,10 @@ async def send_command(
         raise _shape_error(error.path or "input", error.message) from None
     except (NotAnswered, DBAPIError, OSError) as error:
         log.warning("command not answered in time", fixture_id=fixture_id, key=body.key, error=str(error))
+        resources.metrics.commands.labels(Outcome.TRY_AGAIN.value).inc()
         return _try_again("no answer yet; send the same command again")
     log.info("command answered", fixture_id=fixture_id, key=body.key, code=body.code, outcome=answer.outcome)
+    resources.metrics.commands.labels(answer.outcome.value).inc()
     if answer.outcome is Outcome.TRY_AGAIN:
         return _respond_try_again(answer)
     return JSONResponse(answer.body())

@@ -18,6 +18,7 @@ from fastapi import APIRouter, FastAPI, Path, Request, Response
 from fastapi.responses import JSONResponse
 
 from api.errors import error_body
+from api.metrics import ApiMetrics
 from api.resources import Resources
 from scoreline.feeds.directory import PartnerDirectory
 from scoreline.feeds.keys import MatchDoc, parse_doc_key
@@ -73,6 +74,13 @@ async def feed(doc: DocPath, request: Request) -> Response:
     Send the partner key in `X-Api-Key` and the last `ETag` you got in `If-None-Match` to get an
     empty 304 while the document has not changed.
     """
+    response = await _feed(doc, request)
+    metrics: ApiMetrics = request.app.state.metrics
+    metrics.feed_requests.labels(str(response.status_code)).inc()
+    return response
+
+
+async def _feed(doc: str, request: Request) -> Response:
     feeds: Feeds = request.app.state.feeds
     headers = request.headers
     api_key = headers.get("x-api-key")

@@ -13,6 +13,7 @@ import typer
 import uvloop
 
 from scoreline.cli.common import DataDirOption, prepare
+from scoreline.metrics.exporter import leave_now
 
 
 def worker(data_dir: DataDirOption = None) -> None:
@@ -21,6 +22,8 @@ def worker(data_dir: DataDirOption = None) -> None:
 
     settings = prepare(data_dir)
     uvloop.run(run(settings))
+    if settings.worker_metrics_address:
+        leave_now()
 
 
 def feeds(data_dir: DataDirOption = None) -> None:
@@ -31,6 +34,8 @@ def feeds(data_dir: DataDirOption = None) -> None:
 
     settings = prepare(data_dir)
     uvloop.run(run(settings))
+    if settings.feeds_metrics_address:
+        leave_now()
 
 
 def api(

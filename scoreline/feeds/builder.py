@@ -41,6 +41,7 @@ from scoreline.feeds.keys import DocKey, FixturesDoc, MatchDoc
 from scoreline.feeds.published import Published
 from scoreline.feeds.store import store_if_newer
 from scoreline.logging import get_logger
+from scoreline.metrics.instruments import metrics
 from scoreline.outbox.reader import Batch, Cursor, read_after
 from scoreline.outbox.writer import CHANNEL
 from scoreline.service import BackgroundService, Loop, run_forever
@@ -141,10 +142,14 @@ class FeedBuilder(BackgroundService):
             batch = await self._read(gatherer, position)
             if batch.events:
                 position = batch.events[-1].cursor
+            metrics().outbox_lag.set(
+                batch.events[-1].age if batch.events else 0.0, {"consumer": self._consumer}
+            )
             if self._sweep is not None and loop.time() >= next_sweep:
                 await self._sweep_window(gatherer)
                 next_sweep = loop.time() + self._sweep
             await self._build_due(gatherer)
+            metrics().feed_staleness.set(gatherer.staleness(loop.time()))
             settled = gatherer.settled()
             if settled is not None and settled > durable:
                 async with self._engine.begin() as conn:
@@ -193,15 +198,21 @@ class FeedBuilder(BackgroundService):
         cursor and a restart rebuilds it: Redis can never stay behind Postgres for good.
         """
         loop = asyncio.get_running_loop()
+        instruments = metrics()
         for doc in gatherer.due(loop.time()):
+            labels = {"doc_kind": doc.kind}
+            started = loop.time()
             try:
                 result = await build_document(self._engine, doc)
             except Exception as error:  # noqa: BLE001 - one bad document must not stop the others
                 log.warning("feeds.build_failed", doc=doc.key, error=_describe(error), retry_in=BUILD_RETRY)
+                instruments.feed_builds.add(1, {**labels, "outcome": "failed"})
                 gatherer.retry(doc, loop.time() + BUILD_RETRY)
                 continue
+            instruments.feed_build_duration.record(timedelta(seconds=loop.time() - started), labels)
             if result is not None:
                 published, changed = result
+                instruments.feed_builds.add(1, {**labels, "outcome": "published" if changed else "unchanged"})
                 if changed:
                     log.info("feeds.published", doc=published.doc_key, version=published.version)
                 if not await self._to_redis(published):

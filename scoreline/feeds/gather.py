@@ -25,6 +25,8 @@ class _Pending:
     limit: float
     first: Cursor | None
     """The oldest outbox row waiting on this document; None if only a sweep asked for it."""
+    since: float
+    """When the oldest change waiting on this document happened."""
 
 
 class Gatherer:
@@ -47,8 +49,11 @@ class Gatherer:
         limit = happened + self._max_hold
         pending = self._pending.get(doc)
         if pending is None:
-            self._pending[doc] = _Pending(due=min(now + self._gather, limit), limit=limit, first=at)
+            self._pending[doc] = _Pending(
+                due=min(now + self._gather, limit), limit=limit, first=at, since=happened
+            )
             return
+        pending.since = min(pending.since, happened)
         pending.limit = min(pending.limit, limit)
         pending.due = min(now + self._gather, pending.limit)
         if pending.first is None:
@@ -62,6 +67,10 @@ class Gatherer:
         """Documents to rebuild now, the longest waiting first."""
         ready = [(pending.due, doc) for doc, pending in self._pending.items() if pending.due <= now]
         return [doc for _, doc in sorted(ready, key=lambda item: item[0])]
+
+    def staleness(self, now: float) -> float:
+        """Seconds since the oldest change that no rebuilt document shows yet happened; 0 if none."""
+        return max((now - pending.since for pending in self._pending.values()), default=0.0)
 
     def next_due(self) -> float | None:
         return min((pending.due for pending in self._pending.values()), default=None)

@@ -20,6 +20,7 @@ class MatchDoc:
     """One match: fixture facts, scoreboard and events."""
 
     fixture_id: int
+    kind = "match"
 
     @property
     def key(self) -> str:
@@ -31,6 +32,7 @@ class FixturesDoc:
     """One UTC day's fixtures with their state and score."""
 
     day: date
+    kind = "fixtures"
 
     @property
     def key(self) -> str:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -115,6 +116,8 @@ class OutboxListener(BackgroundService):
         """Read cycles run to retry (rows held back, a failed read or consumer), not on a wake-up."""
         self.listening = asyncio.Event()
         """Set while the LISTEN connection is open."""
+        self._lag: dict[str, float] = {}
+        self._last_read: float | None = None
 
     async def subscribe(self, consumer: Consumer, *, name: str) -> Subscription:
         """Add a consumer that starts at the current end; if Postgres cannot say where that is
@@ -177,6 +180,7 @@ class OutboxListener(BackgroundService):
             held = batch.held
             for subscription in subscriptions:
                 await subscription.offer(batch.events)
+            self._note_lag(subscriptions, batch.events)
             if len(batch.events) < self._batch_size:
                 break
             cursor = batch.events[-1].cursor
@@ -184,6 +188,25 @@ class OutboxListener(BackgroundService):
         if any(s.failed for s in subscriptions):
             raise ConsumerFailedError
         return held
+
+    def lags(self) -> dict[str, float]:
+        """Per consumer, seconds behind the outbox (`scoreline_outbox_lag_seconds`).
+
+        How old the newest change it was last given was when read (0 once caught up), or, when
+        reads have failed for longer than the safety interval, at least that overdue time: a
+        listener that cannot read is behind even though the last rows it saw were fresh.
+        """
+        overdue = 0.0
+        if self._last_read is not None:
+            overdue = max(0.0, time.monotonic() - self._last_read - self._safety)
+        return {name: max(lag, overdue) for name, lag in self._lag.items()}
+
+    def _note_lag(self, subscriptions: Sequence[Subscription], events: Sequence[OutboxEvent]) -> None:
+        self._last_read = time.monotonic()
+        newest = events[-1].age if events else 0.0
+        for subscription in subscriptions:
+            if not subscription.failed:
+                self._lag[subscription.name] = newest
 
     async def _place_new(self, subscriptions: Sequence[Subscription]) -> None:
         if all(s.cursor is not None for s in subscriptions):

@@ -33,7 +33,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 _BELOW_HORIZON = text(
     """
-    SELECT id, xid::text AS xid, fixture_id, seq, kind, payload, trace_id
+    SELECT id, xid::text AS xid, fixture_id, seq, kind, payload, trace_id,
+           GREATEST(EXTRACT(epoch FROM clock_timestamp() - created_at), 0)::float8 AS age
     FROM domain_event
     WHERE xid < pg_snapshot_xmin(pg_current_snapshot())
       AND (xid, id) > (CAST(CAST(:xid AS text) AS xid8), :id)
@@ -67,6 +68,8 @@ class OutboxEvent(BaseModel):
     kind: str
     payload: dict[str, Any]
     trace_id: str | None
+    age: float = 0.0
+    """Seconds since its transaction began, by the database clock, when it was read: a consumer's lag."""
 
     @property
     def cursor(self) -> Cursor:
@@ -102,6 +105,7 @@ async def read_after(conn: AsyncConnection, cursor: Cursor, limit: int) -> Batch
             kind=row.kind,
             payload=row.payload,
             trace_id=row.trace_id,
+            age=row.age,
         )
         for row in rows
     ]

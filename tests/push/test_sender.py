@@ -29,7 +29,7 @@ BODIES = variants(build(GOAL, NAMES, GOAL.fixture_id))
 
 
 def sender(client: ApnsClient) -> Sender:
-    return Sender(client, FAST_POLICY, AdaptiveLimit(100), asyncio.Event())
+    return Sender(client, FAST_POLICY, AdaptiveLimit(100), asyncio.Event(), kind="alert")
 
 
 async def deliver(client: ApnsClient, token: str) -> Delivery:

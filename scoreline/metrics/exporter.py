@@ -1,0 +1,60 @@
+"""One Prometheus endpoint per worker or feed-builder process: the Temporal SDK's exporter.
+
+The SDK serves its own metrics (schedule-to-start, task slots, sticky cache ...) from a Rust HTTP
+server inside its Runtime, and that server cannot share a prometheus-client registry. Recording
+our series through the same Runtime's meter puts both on one endpoint, which is why the worker
+and the feed builder use it rather than prometheus-client (the API, which has no SDK worker, uses
+prometheus-client: `api.metrics`).
+
+A Runtime owns a thread pool and a port: one per process, made after any fork. The SDK can abort
+the interpreter while its threads wind down at exit (temporalio/sdk-python#300), so a process that
+started an exporter leaves with `leave_now` once it has shut down cleanly.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
+
+from scoreline.metrics.instruments import DURATION_BUCKETS, install
+
+
+def start_exporter(service: str, address: str) -> Runtime:
+    """A Runtime serving `/metrics` on `address` (host:port) whose meter our instruments record into.
+
+    Every series carries `service` (scoreline-worker, scoreline-feeds): one Prometheus job can
+    scrape several kinds of process and still tell them apart.
+    """
+    runtime = Runtime(
+        telemetry=TelemetryConfig(
+            metrics=PrometheusConfig(
+                bind_address=address,
+                counters_total_suffix=True,
+                unit_suffix=True,
+                durations_as_seconds=True,
+                histogram_bucket_overrides=DURATION_BUCKETS,
+            ),
+            global_tags={"service": service},
+            attach_service_name=False,
+        )
+    )
+    install(runtime.metric_meter)
+    _Started.runtime = runtime
+    return runtime
+
+
+class _Started:
+    """Keeps the process's exporter alive whether or not its caller holds on to the Runtime."""
+
+    runtime: Runtime | None = None
+
+
+def leave_now(code: int = 0) -> None:
+    """Flush what is buffered and end the process without running the SDK's exit-time teardown."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
