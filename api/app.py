@@ -11,7 +11,7 @@ from api.errors import install_error_handlers
 from api.live.runtime import LiveRuntime
 from api.metrics import ApiMetrics
 from api.resources import Resources
-from api.routes import commands, health, matches, streams
+from api.routes import commands, health, matches, ops, streams
 from api.routes import devices as device_routes
 from api.routes import feeds as feed_routes
 from api.routes import fixtures as fixture_routes
@@ -60,4 +60,5 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(streams.router)
     app.include_router(fixture_routes.router)
     app.include_router(device_routes.router)
+    app.include_router(ops.router)
     return app

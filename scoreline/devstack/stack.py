@@ -23,6 +23,16 @@ from urllib.parse import urlsplit
 from scoreline.db import migrate
 from scoreline.devstack import embedded, health
 from scoreline.devstack.envfile import write_env_file
+from scoreline.devstack.monitoring import (
+    MonitoringBinaries,
+    alertmanager_config,
+    alertmanager_process,
+    find_binaries,
+    prometheus_config,
+    prometheus_process,
+    repository_rules,
+    write_config,
+)
 from scoreline.devstack.ports import choose_port
 from scoreline.devstack.process import ChildProcess
 from scoreline.logging import get_logger
@@ -61,6 +71,10 @@ class Ports:
     apns_admin: int
     postgres: int
     redis: int
+    worker_metrics: int
+    feeds_metrics: int
+    prometheus: int
+    alertmanager: int
 
     @classmethod
     def choose(cls, api_port: int) -> Ports:
@@ -74,6 +88,10 @@ class Ports:
             apns_admin=choose_port(8444, taken),
             postgres=choose_port(5432, taken),
             redis=choose_port(6379, taken),
+            worker_metrics=choose_port(9464, taken),
+            feeds_metrics=choose_port(9465, taken),
+            prometheus=choose_port(9090, taken),
+            alertmanager=choose_port(9093, taken),
         )
 
 
@@ -106,6 +124,8 @@ class DevStack:
     children: list[ChildProcess] = field(default_factory=list)
     addresses: dict[str, str] = field(default_factory=dict)
     child_env: dict[str, str] = field(default_factory=dict)
+    monitoring: MonitoringBinaries | None = field(default_factory=find_binaries)
+    """Prometheus and Alertmanager, run with the stack when found on this machine."""
 
     @property
     def logs(self) -> Path:
@@ -163,6 +183,7 @@ class DevStack:
         temporal = await self._start_temporal(ports)
         await self._migrate(database_url)
         self._set_addresses(ports, database_url, redis_url, temporal)
+        await self._start_monitoring(ports)
         await asyncio.gather(
             self._start_apns(ports),
             self._start_provider(ports),
@@ -265,7 +286,13 @@ class DevStack:
             "apns-admin": f"http://127.0.0.1:{ports.apns_admin}",
             "postgres": database_url,
             "redis": redis_url,
+            "api-metrics": f"http://127.0.0.1:{ports.api}/metrics",
+            "worker-metrics": f"http://127.0.0.1:{ports.worker_metrics}/metrics",
+            "feeds-metrics": f"http://127.0.0.1:{ports.feeds_metrics}/metrics",
         }
+        if self.monitoring is not None:
+            self.addresses["prometheus"] = f"http://127.0.0.1:{ports.prometheus}"
+            self.addresses["alertmanager"] = f"http://127.0.0.1:{ports.alertmanager}"
         apns_dir = self.options.data_dir / "apns"
         self.child_env = {
             "DATABASE_URL": database_url,
@@ -284,6 +311,10 @@ class DevStack:
             "APNS_KEY_PATH": str(apns_dir / f"AuthKey_{self.environment.apns_key_id}.p8"),
             "APNS_CA_FILE": str(apns_dir / "cert.pem"),
             "SCORELINE_DATA_DIR": str(self.options.data_dir),
+            "WORKER_METRICS_ADDRESS": f"127.0.0.1:{ports.worker_metrics}",
+            "FEEDS_METRICS_ADDRESS": f"127.0.0.1:{ports.feeds_metrics}",
+            "API_METRICS_ADDRESS": "",
+            "ALERTMANAGER_URL": self.addresses.get("alertmanager", ""),
         }
 
     def _scoreline(self, name: str, *args: str) -> ChildProcess:
@@ -296,6 +327,38 @@ class DevStack:
         }
         argv = [sys.executable, "-m", "scoreline", *args]
         return ChildProcess(name, argv, self.logs / f"{name}.log", env=env)
+
+    async def _start_monitoring(self, ports: Ports) -> None:
+        """Alertmanager, then Prometheus scraping the stack's three metrics endpoints with the
+        repository's rules, when both binaries are on this machine (else the stack runs without)."""
+        binaries = self.monitoring
+        if binaries is None:
+            return
+        directory = self.options.data_dir / "monitoring"
+        alertmanager_url = self.addresses["alertmanager"]
+        alertmanager = alertmanager_process(
+            binaries.alertmanager,
+            write_config(directory / "alertmanager.yml", alertmanager_config(None)),
+            directory / "alertmanager",
+            ports.alertmanager,
+            self.logs / "alertmanager.log",
+        )
+        await self._launch(alertmanager, lambda: health.http_problem(f"{alertmanager_url}/-/ready"))
+        targets = {
+            "scoreline-api": self.addresses["api-metrics"],
+            "scoreline-worker": self.addresses["worker-metrics"],
+            "scoreline-feeds": self.addresses["feeds-metrics"],
+        }
+        config = prometheus_config(targets, rules=repository_rules(), alertmanager=alertmanager_url)
+        prometheus = prometheus_process(
+            binaries.prometheus,
+            write_config(directory / "prometheus.yml", config),
+            directory / "prometheus",
+            ports.prometheus,
+            self.logs / "prometheus.log",
+        )
+        prometheus_url = self.addresses["prometheus"]
+        await self._launch(prometheus, lambda: health.http_problem(f"{prometheus_url}/-/ready"))
 
     async def _start_apns(self, ports: Ports) -> None:
         child = self._scoreline(
