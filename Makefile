@@ -4,7 +4,7 @@ PYTHON ?= python3
 UV := $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
 RUN := $(UV) run --frozen
 
-.PHONY: install demo dev test test-unit test-embedded lint bench clean
+.PHONY: install ops-tools demo dev test test-unit test-embedded lint bench clean
 
 $(UV):
 	$(PYTHON) -m venv .tools && .tools/bin/pip install --quiet uv
@@ -12,13 +12,45 @@ $(UV):
 install: $(UV)
 	$(UV) sync --frozen
 
+# promtool and amtool, which tests/ops runs against ops/prometheus and ops/alertmanager. They come
+# from Debian's packages (prometheus 2.42, prometheus-alertmanager 0.25: the versions the rules and
+# the compose images are written for); nothing happens when both are already on PATH or in /usr/bin.
+# - `apt-get update` only when apt knows no candidate for them, so a warm machine stays offline.
+# - The packages' postinst starts the daemons (`invoke-rc.d ... start || exit 1`). We need only the
+#   two CLIs: a started daemon would hold :9090/:9093 on a dev box, and a start that fails (no init,
+#   port taken) fails the whole install. So while apt runs, a policy-rc.d that answers 101 ("action
+#   forbidden") is put in place when the machine has none; invoke-rc.d and deb-systemd-invoke then
+#   skip the start and the postinst succeeds. A policy-rc.d already there (Docker images ship one)
+#   is left alone. On a systemd host the units are still enabled for the next boot, as any Debian
+#   install does: `systemctl disable prometheus prometheus-alertmanager` if that is unwanted.
+POLICY_RC_D := /usr/sbin/policy-rc.d
+ops-tools:
+	@if { command -v promtool || test -x /usr/bin/promtool; } >/dev/null && \
+	    { command -v amtool || test -x /usr/bin/amtool; } >/dev/null; then exit 0; fi; \
+	set -e; \
+	if [ "$$(id -u)" = 0 ]; then sudo=; \
+	elif command -v sudo >/dev/null; then sudo=sudo; \
+	else echo "ops-tools: promtool/amtool are missing and installing them needs root or sudo" >&2; exit 1; fi; \
+	command -v apt-get >/dev/null || { echo "ops-tools: no apt-get here; put Prometheus 2.42's promtool and Alertmanager 0.25's amtool on PATH" >&2; exit 1; }; \
+	if [ "$$(apt-cache policy prometheus prometheus-alertmanager | grep -c 'Candidate: [0-9]')" != 2 ]; then \
+	    $$sudo apt-get update -qq; fi; \
+	if [ ! -e $(POLICY_RC_D) ]; then \
+	    trap '$$sudo rm -f $(POLICY_RC_D)' EXIT; \
+	    printf '#!/bin/sh\n# written by `make ops-tools` for the duration of one apt-get install\nexit 101\n' | \
+	        $$sudo tee $(POLICY_RC_D) >/dev/null; \
+	    $$sudo chmod 755 $(POLICY_RC_D); \
+	fi; \
+	$$sudo env DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -qq --no-install-recommends prometheus prometheus-alertmanager; \
+	promtool --version | head -1; amtool --version 2>&1 | head -1
+
 demo: install
 	$(RUN) scoreline demo
 
 dev: install
 	$(RUN) scoreline dev
 
-test: install
+test: install ops-tools
 	$(RUN) pytest $(PYTEST_ARGS)
 
 # The pure code only (domain, rules, normaliser, push plans …): no service is started, seconds.

@@ -39,7 +39,7 @@ def _setting_names() -> set[str]:
 
 def test_topology_has_every_part() -> None:
     """Temporal (with its own Postgres), its UI, Postgres, Redis, migrate, api, worker, the feed
-    builder and the simulators."""
+    builder, Prometheus and Alertmanager, and the simulators."""
     expected = {
         "postgres",
         "temporal-postgres",
@@ -50,6 +50,8 @@ def test_topology_has_every_part() -> None:
         "api",
         "worker",
         "feeds",
+        "prometheus",
+        "alertmanager",
     }
     assert expected <= SERVICES.keys()
     assert {"provider-sim", "apns-sim"} <= OURS.keys()
@@ -86,6 +88,23 @@ def test_service_environment_names_real_settings(service: str) -> None:
     environment = OURS[service].get("environment", {})
     unknown = set(environment) - _setting_names()
     assert not unknown, f"{service} sets variables Settings does not read: {unknown}"
+
+
+@pytest.mark.parametrize(
+    ("service", "directory", "config"),
+    [
+        ("prometheus", "ops/prometheus", "/etc/prometheus/prometheus.yml"),
+        ("alertmanager", "ops/alertmanager", "/etc/alertmanager/alertmanager.yml"),
+    ],
+)
+def test_alerting_services_read_the_checked_in_config(service: str, directory: str, config: str) -> None:
+    """Prometheus and Alertmanager run the files tests/ops checks: their directory is mounted
+    read-only where the command's --config.file points, and the file is there in the checkout."""
+    spec = SERVICES[service]
+    mount_point = config.rsplit("/", 1)[0]
+    assert f"./{directory}:{mount_point}:ro" in spec["volumes"]
+    assert f"--config.file={config}" in spec["command"]
+    assert (ROOT / directory / config.rsplit("/", 1)[1]).is_file()
 
 
 def test_third_party_services_use_only_their_own_variables() -> None:
