@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
         Reason,
     )
     from domain.desk import DeskBook, decide, desk_progress, open_book
+    from domain.moments import KeyMoment
     from domain.progress import FixtureSource, IngestSummary, MatchProgress
     from domain.rules import Mode
 
@@ -131,6 +132,8 @@ class DeskCommands:
                         trace_id=result.trace_id,
                     ),
                 )
+            if result.status is CommitStatus.COMMITTED:
+                _count_key_moments(decision.moments)
             if result.status is CommitStatus.DUPLICATE:
                 return CommandAnswer(outcome=Outcome.DUPLICATE, answer=result.answer)
             assert result.answer is not None
@@ -152,3 +155,15 @@ class DeskCommands:
         """The book after a commit; when desks own the score it also is the match's progress."""
         self._book = book
         self._run.current = desk_progress(book) or self._run.current
+
+
+def _count_key_moments(moments: tuple[KeyMoment, ...]) -> None:
+    """`scoreline_desk_key_moments_total`: through the workflow's meter, which records nothing
+    while a history replays, so a moment is counted once however often its run is replayed."""
+    if not moments:
+        return
+    counter = workflow.metric_meter().create_counter(
+        "scoreline_desk_key_moments", "Key moments committed by desks, by kind.", ""
+    )
+    for moment in moments:
+        counter.add(1, {"kind": moment.kind})

@@ -77,7 +77,9 @@ async def alerts(settings: SettingsDep, operator: OperatorDep) -> OpsAlerts:
     if not settings.alertmanager_url:
         return OpsAlerts(source="none", alerts=[])
     try:
-        async with httpx.AsyncClient(base_url=settings.alertmanager_url, timeout=ALERTMANAGER_TIMEOUT) as http:
+        async with httpx.AsyncClient(
+            base_url=settings.alertmanager_url, timeout=ALERTMANAGER_TIMEOUT
+        ) as http:
             response = await http.get(
                 "/api/v2/alerts", params={"active": "true", "silenced": "false", "inhibited": "false"}
             )

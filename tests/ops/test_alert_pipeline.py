@@ -169,12 +169,13 @@ async def test_a_provider_outage_opens_the_breaker_fires_once_and_resolves_once(
         worker = stack.addresses["worker-metrics"]
         provider = stack.addresses["provider"]
 
-        async def polled_live() -> Samples | None:
+        async def in_play_and_logged() -> Samples | None:
             found = await _scrape(http, worker)
-            live = _value(found, "scoreline_watch_polls_total", source="live", outcome="ok")
-            return found if live > 0 else None
+            in_play = _value(found, "scoreline_watch_live_matches") == 1
+            logged = _value(found, "scoreline_changes_committed_total", source="provider") > 0
+            return found if in_play and logged else None
 
-        before = await eventually(polled_live, within=120, every=0.5)
+        before = await eventually(in_play_and_logged, within=120, every=0.5)
         assert _value(before, "scoreline_provider_breaker_open", upstream="football") == 0
 
         # The outage: every provider answer a 503 until the test ends it.
@@ -211,7 +212,7 @@ async def test_a_provider_outage_opens_the_breaker_fires_once_and_resolves_once(
         assert errors > _value(before, "scoreline_provider_requests_total", outcome="http_error")
         assert _value(after, "scoreline_provider_requests_total", outcome="refused") > 0
         assert _value(after, "scoreline_watch_polls_total", outcome="failed") > 0
-        assert _value(after, "scoreline_changes_committed_total", source="provider") > 0
+        assert _value(after, "scoreline_watch_polls_total", source="live", outcome="ok") > 0
         assert _value(after, "scoreline_ingest_commit_duration_seconds_count") > 0
         assert _value(after, "scoreline_provider_budget_calls") == 2000
         assert _value(after, "scoreline_provider_budget_remaining_calls", entity="Fixture") > 0
