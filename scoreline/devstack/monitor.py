@@ -156,9 +156,11 @@ async def watch_matches(stack: DevStack, announced: AnnouncedMatches | None = No
     api, apns_admin = stack.addresses["api"], stack.addresses["apns-admin"]
     total = len(recorded) + (announced.expected if announced else 0)
     by_desk = f" ({announced.expected} scored by a desk)" if announced and announced.expected else ""
+    prometheus = stack.addresses.get("prometheus")
+    metrics = f", metrics in Prometheus {prometheus}" if prometheus else ""
     print(
         f"watching {total} match(es) at {stack.options.speed:g}x{by_desk}; API {stack.addresses['api']}, "
-        f"Temporal UI {stack.addresses['temporal-ui']}; Ctrl-C stops everything",
+        f"Temporal UI {stack.addresses['temporal-ui']}{metrics}; Ctrl-C stops everything",
         flush=True,
     )
     shown: dict[int, MatchLine] = {}
