@@ -28,7 +28,6 @@ async def run(settings: Settings) -> None:
     if settings.feeds_metrics_address:
         # Only for its exporter: the builder itself never talks to Temporal.
         start_exporter("scoreline-feeds", settings.feeds_metrics_address)
-        log.info("feed builder metrics served", address=f"http://{settings.feeds_metrics_address}/metrics")
     engine = create_engine(settings.require_database_url(), pool_size=settings.db_pool_feeds)
     redis = shared_redis(settings.require_redis_url())
     builder = FeedBuilder(engine, redis, settings.require_database_url())

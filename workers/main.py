@@ -144,8 +144,7 @@ async def run(settings: Settings) -> None:
     runtime = None
     if settings.worker_metrics_address:
         runtime = start_exporter("scoreline-worker", settings.worker_metrics_address)
-        metrics().budget.set(settings.provider_hourly_budget)
-        log.info("worker metrics served", address=f"http://{settings.worker_metrics_address}/metrics")
+    metrics().budget.set(settings.provider_hourly_budget)
     client = await connect_from(settings, runtime=runtime)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -19,16 +19,33 @@ import sys
 
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 
+from scoreline.logging import get_logger
 from scoreline.metrics.instruments import DURATION_BUCKETS, install
 
+log = get_logger(__name__)
 
-def start_exporter(service: str, address: str) -> Runtime:
+
+def start_exporter(service: str, address: str) -> Runtime | None:
     """A Runtime serving `/metrics` on `address` (host:port) whose meter our instruments record into.
 
     Every series carries `service` (scoreline-worker, scoreline-feeds): one Prometheus job can
-    scrape several kinds of process and still tell them apart.
+    scrape several kinds of process and still tell them apart. None if the exporter cannot start
+    (the port is taken): the process runs without metrics rather than not at all, says so in its
+    log, and Prometheus reports the target down (`ScrapeTargetDown`).
     """
-    runtime = Runtime(
+    try:
+        runtime = _runtime(service, address)
+    except (ValueError, RuntimeError) as error:
+        log.error("metrics.exporter_failed", address=address, error=f"{type(error).__name__}: {error}")
+        return None
+    install(runtime.metric_meter)
+    _Started.runtime = runtime
+    log.info("metrics.exporter_started", url=f"http://{address}/metrics", service=service)
+    return runtime
+
+
+def _runtime(service: str, address: str) -> Runtime:
+    return Runtime(
         telemetry=TelemetryConfig(
             metrics=PrometheusConfig(
                 bind_address=address,
@@ -41,9 +58,6 @@ def start_exporter(service: str, address: str) -> Runtime:
             attach_service_name=False,
         )
     )
-    install(runtime.metric_meter)
-    _Started.runtime = runtime
-    return runtime
 
 
 class _Started:
