@@ -232,9 +232,12 @@ class SportMonksTransport:
 
     async def _attempt(self, call: _Call) -> Envelope:
         async with self._bulkhead:
-            self._gate.check(call.endpoint)
             try:
+                self._gate.check(call.endpoint)
                 probe = self._breaker.admit()
+            except ProviderRateLimited:
+                _count(call.endpoint, "refused")
+                raise
             except BreakerOpen as exc:
                 _count(call.endpoint, "refused")
                 detail = f"retry in {exc.retry_in:.1f}s"
