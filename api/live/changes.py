@@ -3,11 +3,13 @@
 A value is read from Postgres in one REPEATABLE READ snapshot (the view and its entries agree), once
 per change by the hub, whatever the number of clients. Entries are `timeline_item` rows selected by
 seq: the log's seq is the match's version, so "the entries since version v" is a range scan on the
-`(fixture_id, seq)` unique index.
+`(fixture_id, seq)` unique index. A value names the traces of the changes it delivers, so the hub's
+one delivery line per change (`live.delivered`) is found by `scoreline trace`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from functools import cached_property
 from typing import Any
@@ -54,6 +56,10 @@ class LiveValue(BaseModel):
     previous: int | None
     match: MatchView
     entries: list[EntryView]
+    trace_ids: tuple[str, ...] = ()
+    """The traces of the changes this value delivers: of the outbox rows that made the hub load it,
+    then of its entries (a commit that landed before the load is delivered here, and its own row is
+    then dropped as not newer). Empty for a value a client asked for itself."""
 
     def following(self, previous: int, entries: list[EntryView]) -> LiveValue:
         """The same value with other entries, as a new object (not `model_copy`, which would carry
@@ -64,6 +70,7 @@ class LiveValue(BaseModel):
             previous=previous,
             match=self.match,
             entries=entries,
+            trace_ids=self.trace_ids,
         )
 
     @cached_property
@@ -72,11 +79,14 @@ class LiveValue(BaseModel):
         return self.model_dump_json()
 
 
-async def load_value(engine: AsyncEngine, fixture_id: int, after: int | None) -> LiveValue | None:
+async def load_value(
+    engine: AsyncEngine, fixture_id: int, after: int | None, *, traces: Sequence[str] = ()
+) -> LiveValue | None:
     """The current value with the entries after version `after` (none if `after` is None).
 
     An `after` beyond the current version is not one of this match's versions: the value then
-    comes without entries (`previous` None), so the client starts over from it.
+    comes without entries (`previous` None), so the client starts over from it. `traces` are the
+    trace ids of the outbox rows the value answers; it carries them and those of its entries.
 
     Returns:
         None if the fixture does not exist.
@@ -88,14 +98,35 @@ async def load_value(engine: AsyncEngine, fixture_id: int, after: int | None) ->
             if view is None:
                 return None
             if after is None or after > view.version:
-                return current_value(view)
+                return current_value(view, traces)
             entries = await load_entries(snapshot, fixture_id, after, view.version)
-    return LiveValue(fixture_id=fixture_id, version=view.version, previous=after, match=view, entries=entries)
+    return LiveValue(
+        fixture_id=fixture_id,
+        version=view.version,
+        previous=after,
+        match=view,
+        entries=entries,
+        trace_ids=_traces_of(traces, entries),
+    )
 
 
-def current_value(view: MatchView) -> LiveValue:
+def current_value(view: MatchView, traces: Sequence[str] = ()) -> LiveValue:
     """A value with no history: what a client that holds nothing of this match is sent first."""
-    return LiveValue(fixture_id=view.fixture.id, version=view.version, previous=None, match=view, entries=[])
+    return LiveValue(
+        fixture_id=view.fixture.id,
+        version=view.version,
+        previous=None,
+        match=view,
+        entries=[],
+        trace_ids=tuple(traces),
+    )
+
+
+def _traces_of(traces: Sequence[str], entries: list[EntryView]) -> tuple[str, ...]:
+    """`traces`, then the entries' traces not among them, each once, in that order."""
+    ordered = dict.fromkeys(traces)
+    ordered.update(dict.fromkeys(entry.trace_id for entry in entries if entry.trace_id is not None))
+    return tuple(ordered)
 
 
 async def load_entries(conn: AsyncConnection, fixture_id: int, after: int, upto: int) -> list[EntryView]:

@@ -9,6 +9,11 @@ them all.
 The hub remembers the newest version it delivered per followed match and drops anything not newer,
 so a change that arrives twice (the outbox's at-least-once delivery, or the same change from this
 process's listener and from Redis) is offered once. Per connection, `tracking` makes that exact.
+
+Each delivery is logged once per process, not per client: one `live.delivered` line per trace the
+value carries (a coalesced value delivers several changes), with the number of subscribers it went
+to, so `scoreline trace` shows when a change reached this process's screens. Nothing is logged for
+a change nobody here follows.
 """
 
 from __future__ import annotations
@@ -19,7 +24,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.live.changes import LiveValue, load_value
 from api.live.subscriber import Subscriber
+from scoreline.logging import get_logger
 from scoreline.outbox.reader import OutboxEvent
+
+log = get_logger(__name__)
 
 Publish = Callable[[LiveValue], None]
 """Hands a change this process loaded to the other processes (never blocks, never raises)."""
@@ -107,9 +115,11 @@ class LiveHub:
             DBAPIError, OSError: Postgres failed; the listener offers the same rows again soon, and
                 what was already delivered is dropped then as not newer.
         """
-        for fixture_id, after in self._wanted(events):
+        for fixture_id, after, traces in self._wanted(events):
             self.loads += 1
-            value = await load_value(self._engine, fixture_id, self._delivered.get(fixture_id, after))
+            value = await load_value(
+                self._engine, fixture_id, self._delivered.get(fixture_id, after), traces=traces
+            )
             if value is None:
                 continue
             if self.deliver(value) and self.publish is not None:
@@ -122,14 +132,28 @@ class LiveHub:
         if not self.followed(fixture_id) or value.version <= self._delivered.get(fixture_id, -1):
             return False
         self._delivered[fixture_id] = value.version
+        taken = 0
         for subscriber in list(self._subscribers_of(fixture_id)):
-            if not subscriber.offer(value):
+            if subscriber.offer(value):
+                taken += 1
+            else:
                 self.leave(subscriber)
+        if taken:
+            for trace_id in value.trace_ids or (None,):
+                log.info(
+                    "live.delivered",
+                    fixture_id=fixture_id,
+                    version=value.version,
+                    trace_id=trace_id,
+                    subscribers=taken,
+                )
         return True
 
-    def _wanted(self, events: Sequence[OutboxEvent]) -> Iterator[tuple[int, int | None]]:
-        """(fixture, the version its new entries follow) per followed match with something new."""
+    def _wanted(self, events: Sequence[OutboxEvent]) -> Iterator[tuple[int, int | None, tuple[str, ...]]]:
+        """(fixture, the version its new entries follow, the traces of its new rows) per followed
+        match with something new."""
         after: dict[int, int | None] = {}
+        traces: dict[int, dict[str, None]] = {}
         for event in events:
             fixture_id = event.fixture_id
             if event.seq is not None and event.seq > self._announced.get(fixture_id, 0):
@@ -144,7 +168,9 @@ class LiveHub:
                 after[fixture_id] = previous
             elif previous is not None and (known := after[fixture_id]) is not None:
                 after[fixture_id] = min(known, previous)
-        return iter(after.items())
+            if event.trace_id is not None:
+                traces.setdefault(fixture_id, {})[event.trace_id] = None
+        return ((fixture_id, start, tuple(traces.get(fixture_id, ()))) for fixture_id, start in after.items())
 
     def _subscribers_of(self, fixture_id: int) -> set[Subscriber]:
         return self._followers.get(fixture_id, set()) | self._everything

@@ -313,6 +313,13 @@ published_document = Table(
     Column("body", JSONB, nullable=False),
     Column("competition_id", BigInteger),
     _created_at(),
+    Column(
+        "trace_ids",
+        ARRAY(Text),
+        nullable=False,
+        server_default="{}",
+        comment="the traces of the changes gathered into the rebuild that saved this version",
+    ),
     PrimaryKeyConstraint("doc_key", "version"),
 )
 Index("ix_published_document_created_at", published_document.c.created_at)

@@ -10,6 +10,8 @@ Each cycle: read the settled outbox rows after the in-memory position (`scorelin
 they touch in the `Gatherer`, rebuild the documents that are due, then move the durable cursor in
 `feed_cursor` to the furthest row whose documents are all rebuilt. A crash or restart therefore
 re-reads at most the rows of the documents that were still gathering; rebuilding those is harmless.
+A version records the trace ids of the rows gathered into its rebuild (`published_document.trace_ids`,
+and the `feeds.published` line), so one change's trace finds the feed builds that showed it.
 
 Every `sweep_interval` the fixture lists of yesterday, today and tomorrow (UTC), and the match
 documents of fixtures on those days that have none yet, are rebuilt too: a fixture the sync adds or
@@ -176,7 +178,7 @@ class FeedBuilder(BackgroundService):
         now = asyncio.get_running_loop().time()
         for change in changes:
             for doc in change.docs:
-                gatherer.change(doc, change.at, now, now - change.age)
+                gatherer.change(doc, change.at, now, now - change.age, change.trace_id)
             gatherer.read(change.at)
         return batch
 
@@ -202,8 +204,9 @@ class FeedBuilder(BackgroundService):
         for doc in gatherer.due(loop.time()):
             labels = {"doc_kind": doc.kind}
             started = loop.time()
+            traces = gatherer.traces(doc)
             try:
-                result = await build_document(self._engine, doc)
+                result = await build_document(self._engine, doc, trace_ids=traces)
             except Exception as error:  # noqa: BLE001 - one bad document must not stop the others
                 log.warning("feeds.build_failed", doc=doc.key, error=_describe(error), retry_in=BUILD_RETRY)
                 instruments.feed_builds.add(1, {**labels, "outcome": "failed"})
@@ -214,7 +217,12 @@ class FeedBuilder(BackgroundService):
                 published, changed = result
                 instruments.feed_builds.add(1, {**labels, "outcome": "published" if changed else "unchanged"})
                 if changed:
-                    log.info("feeds.published", doc=published.doc_key, version=published.version)
+                    log.info(
+                        "feeds.published",
+                        doc=published.doc_key,
+                        version=published.version,
+                        trace_ids=list(traces),
+                    )
                 if not await self._to_redis(published):
                     gatherer.retry(doc, max(self._redis_down_until, loop.time()))
                     continue

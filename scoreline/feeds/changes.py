@@ -26,6 +26,8 @@ class Change:
     docs: tuple[DocKey, ...]
     age: float
     """Seconds since the change's transaction began, by the database clock (0 if unknown)."""
+    trace_id: str | None
+    """The trace of the request or poll that made the change: the version showing it names it."""
 
 
 async def changes_of(conn: AsyncConnection, events: Sequence[OutboxEvent]) -> list[Change]:
@@ -45,5 +47,5 @@ async def changes_of(conn: AsyncConnection, events: Sequence[OutboxEvent]) -> li
         docs: tuple[DocKey, ...] = (MatchDoc(event.fixture_id),)
         if kickoff is not None:
             docs += (FixturesDoc(kickoff.astimezone(UTC).date()),)
-        changes.append(Change(at=event.cursor, docs=docs, age=age_seconds))
+        changes.append(Change(at=event.cursor, docs=docs, age=age_seconds, trace_id=event.trace_id))
     return changes

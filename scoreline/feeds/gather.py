@@ -8,6 +8,8 @@ Pure bookkeeping (times are the caller's clock, in seconds), so its rules are te
 - Durability: the outbox cursor may only pass a row once every document that row touched has been
   rebuilt after it was read. `settled` gives the furthest such position; rows after it are read
   again after a restart, which is harmless because an unchanged document keeps its version.
+- Traces: each pending document keeps the trace ids of the changes gathered into it, so the version
+  its rebuild saves can say which changes it shows (`scoreline trace` finds a change's feed build).
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ class _Pending:
     """The oldest outbox row waiting on this document; None if only a sweep asked for it."""
     since: float
     """When the oldest change waiting on this document happened."""
+    traces: dict[str, None]
+    """The trace ids of the changes waiting on this document, in the order they were read (a dict
+    as an ordered set)."""
 
 
 class Gatherer:
@@ -40,24 +45,29 @@ class Gatherer:
         self._pending: dict[DocKey, _Pending] = {}
         self._read: deque[Cursor] = deque()
 
-    def change(self, doc: DocKey, at: Cursor | None, now: float, happened: float) -> None:
+    def change(
+        self, doc: DocKey, at: Cursor | None, now: float, happened: float, trace_id: str | None = None
+    ) -> None:
         """`doc` must be rebuilt for a change read at `now` that happened at `happened`.
 
         Args:
             at: The outbox row that carried it (None for a sweep, which holds no row back).
+            trace_id: The trace of that change (None for a sweep, or a row written without one).
         """
         limit = happened + self._max_hold
         pending = self._pending.get(doc)
         if pending is None:
-            self._pending[doc] = _Pending(
-                due=min(now + self._gather, limit), limit=limit, first=at, since=happened
+            pending = self._pending[doc] = _Pending(
+                due=min(now + self._gather, limit), limit=limit, first=at, since=happened, traces={}
             )
-            return
-        pending.since = min(pending.since, happened)
-        pending.limit = min(pending.limit, limit)
-        pending.due = min(now + self._gather, pending.limit)
-        if pending.first is None:
-            pending.first = at
+        else:
+            pending.since = min(pending.since, happened)
+            pending.limit = min(pending.limit, limit)
+            pending.due = min(now + self._gather, pending.limit)
+            if pending.first is None:
+                pending.first = at
+        if trace_id is not None:
+            pending.traces[trace_id] = None
 
     def read(self, at: Cursor) -> None:
         """Outbox row `at` was read (call in read order, after its `change` calls, if any)."""
@@ -71,6 +81,11 @@ class Gatherer:
     def staleness(self, now: float) -> float:
         """Seconds since the oldest change that no rebuilt document shows yet happened; 0 if none."""
         return max((now - pending.since for pending in self._pending.values()), default=0.0)
+
+    def traces(self, doc: DocKey) -> tuple[str, ...]:
+        """The trace ids of the changes waiting on `doc`, oldest first (none if it is not pending)."""
+        pending = self._pending.get(doc)
+        return () if pending is None else tuple(pending.traces)
 
     def next_due(self) -> float | None:
         return min((pending.due for pending in self._pending.values()), default=None)

@@ -3,11 +3,13 @@
 `published_document` keeps every version (key, version) with its content hash and ETag. A rebuild
 whose content hashes the same as the latest version saves nothing: version and ETag stay, so a
 partner's `If-None-Match` keeps matching. The served body adds `doc`, `version` and `published_at`
-to the content; none of them is hashed.
+to the content; none of them is hashed. A new version also records the trace ids of the changes
+its rebuild gathered (`trace_ids`), so `scoreline trace` can tell which build showed a change.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -40,12 +42,18 @@ class Published:
 
 
 async def publish(
-    conn: AsyncConnection, doc_key: str, content: dict[str, Any], competition_id: int | None
+    conn: AsyncConnection,
+    doc_key: str,
+    content: dict[str, Any],
+    competition_id: int | None,
+    *,
+    trace_ids: Sequence[str] = (),
 ) -> tuple[Published, bool]:
     """Save `content` as the next version of `doc_key` unless the latest version has the same hash.
 
     Runs in the caller's transaction; the caller keeps one builder per database (the builder's
-    leader lock), so the next version number is never claimed twice.
+    leader lock), so the next version number is never claimed twice. `trace_ids` (the changes this
+    rebuild gathered) are saved with a new version; a rebuild that saves nothing records none.
 
     Returns:
         The latest version after the call, and whether this call created it.
@@ -82,6 +90,7 @@ async def publish(
             etag=etag,
             body=body,
             competition_id=competition_id,
+            trace_ids=list(trace_ids),
         )
     )
     return Published(doc_key, version, etag, competition_id, canonical_json(body)), True
