@@ -4,7 +4,7 @@ PYTHON ?= python3
 UV := $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
 RUN := $(UV) run --frozen
 
-.PHONY: install ops-tools demo dev test test-unit test-embedded lint bench clean
+.PHONY: install ops-tools browser-tools demo dev test test-unit test-embedded lint bench clean
 
 $(UV):
 	$(PYTHON) -m venv .tools && .tools/bin/pip install --quiet uv
@@ -44,13 +44,38 @@ ops-tools:
 	    apt-get install -y -qq --no-install-recommends prometheus prometheus-alertmanager; \
 	promtool --version | head -1; amtool --version 2>&1 | head -1
 
+# Chromium for the browser tests (tests/web): Playwright drives Debian's build through
+# `executable_path`, because Playwright's own browser download is not reachable from every machine
+# and would pin a second browser beside the distribution's. Nothing happens when /usr/bin/chromium
+# is already there. `apt-get update` runs only when apt knows no candidate (or the install fails on
+# a stale list), and the same
+# policy-rc.d guard as `ops-tools` keeps any postinst among its dependencies from starting a
+# service. `SCORELINE_CHROMIUM` points the tests at another binary.
+browser-tools:
+	@if test -x /usr/bin/chromium; then exit 0; fi; \
+	set -e; \
+	if [ "$$(id -u)" = 0 ]; then sudo=; \
+	elif command -v sudo >/dev/null; then sudo=sudo; \
+	else echo "browser-tools: chromium is missing and installing it needs root or sudo" >&2; exit 1; fi; \
+	command -v apt-get >/dev/null || { echo "browser-tools: no apt-get here; install Chromium and set SCORELINE_CHROMIUM to its binary" >&2; exit 1; }; \
+	if ! apt-cache policy chromium | grep -q 'Candidate: [0-9]'; then $$sudo apt-get update -qq; fi; \
+	if [ ! -e $(POLICY_RC_D) ]; then \
+	    trap '$$sudo rm -f $(POLICY_RC_D)' EXIT; \
+	    printf '#!/bin/sh\n# written by `make browser-tools` for the duration of one apt-get install\nexit 101\n' | \
+	        $$sudo tee $(POLICY_RC_D) >/dev/null; \
+	    $$sudo chmod 755 $(POLICY_RC_D); \
+	fi; \
+	install="$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium"; \
+	$$install || { $$sudo apt-get update -qq && $$install; }; \
+	/usr/bin/chromium --version
+
 demo: install
 	$(RUN) scoreline demo
 
 dev: install
 	$(RUN) scoreline dev
 
-test: install ops-tools
+test: install ops-tools browser-tools
 	$(RUN) pytest $(PYTEST_ARGS)
 
 # The pure code only (domain, rules, normaliser, push plans …): no service is started, seconds.

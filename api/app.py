@@ -16,6 +16,7 @@ from api.routes import devices as device_routes
 from api.routes import feeds as feed_routes
 from api.routes import fixtures as fixture_routes
 from api.tracing import TraceMiddleware
+from api.web.routes import install_web_apps
 from scoreline.db.engine import create_engine
 from scoreline.redis_client import shared_redis
 from scoreline.settings import Settings
@@ -61,4 +62,5 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(fixture_routes.router)
     app.include_router(device_routes.router)
     app.include_router(ops.router)
+    install_web_apps(app)
     return app
