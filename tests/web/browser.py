@@ -29,7 +29,9 @@ class Screen:
     errors: list[str] = field(default_factory=list)
 
     @classmethod
-    async def open(cls, browser: Browser, *, viewport: dict[str, int] = LAPTOP, mobile: bool = False) -> Screen:
+    async def open(
+        cls, browser: Browser, *, viewport: dict[str, int] = LAPTOP, mobile: bool = False
+    ) -> Screen:
         context = await browser.new_context(
             viewport=viewport, is_mobile=mobile, has_touch=mobile, device_scale_factor=1
         )
@@ -42,7 +44,11 @@ class Screen:
 
     def _console(self, message: ConsoleMessage) -> None:
         # A failed fetch while the test cuts the network is the point of the test, not a bug.
-        if message.type == "error" and "net::ERR" not in message.text and "Failed to load" not in message.text:
+        if (
+            message.type == "error"
+            and "net::ERR" not in message.text
+            and "Failed to load" not in message.text
+        ):
             self.errors.append(message.text)
 
     async def close(self) -> None:
@@ -94,3 +100,25 @@ class DeskScreen(Screen):
         """The log's entries (not the pending taps), oldest first."""
         rows = self.page.locator("#log li[data-seq] .log-text")
         return list(reversed(await rows.all_text_contents()))
+
+
+OUTBOX_RECORDS = """async (fixture) => {
+  const db = await new Promise((resolve, reject) => {
+    const open = indexedDB.open("scoreline-desk");
+    open.onsuccess = () => resolve(open.result);
+    open.onerror = () => reject(open.error);
+  });
+  const all = await new Promise((resolve, reject) => {
+    const request = db.transaction("outbox").objectStore("outbox").getAll();
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+  db.close();
+  return all.filter((r) => r.fixture === fixture).sort((a, b) => a.order - b.order);
+}"""
+"""Reads the desk's outbox straight from IndexedDB, oldest tap first."""
+
+
+async def outbox(screen: Screen, fixture_id: int) -> list[dict[str, object]]:
+    records: list[dict[str, object]] = await screen.page.evaluate(OUTBOX_RECORDS, fixture_id)
+    return records

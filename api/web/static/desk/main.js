@@ -340,6 +340,23 @@ document.addEventListener("keydown", (event) => {
   }
 });
 
+// The squads are kept on the device too, so a desk reloaded while offline can still score.
+function rememberSquads(squads) {
+  try {
+    localStorage.setItem(`scoreline.squads.${fixtureId}`, JSON.stringify(squads));
+  } catch {
+    // Storage full or disabled: the desk still works online.
+  }
+}
+
+function rememberedSquads() {
+  try {
+    return JSON.parse(localStorage.getItem(`scoreline.squads.${fixtureId}`) || "null");
+  } catch {
+    return null;
+  }
+}
+
 // --- start --------------------------------------------------------------------------------------
 
 async function refreshRecords() {
@@ -358,6 +375,7 @@ async function boot() {
   }
   try {
     desk.squads = await call(`/v1/fixtures/${fixtureId}/squads`, { token: desk.token });
+    rememberSquads(desk.squads);
   } catch (error) {
     if (error instanceof ApiError && (error.code === "invalid_token" || error.code === "unauthorized")) {
       forgetToken("desk");
@@ -369,11 +387,13 @@ async function boot() {
       showSignIn(error.message);
       return;
     }
-    if (error instanceof NetworkError && desk.squads === null) {
-      showSignIn("The API cannot be reached. Check the network and sign in again.");
+    if (!(error instanceof NetworkError)) throw error;
+    // Offline at (re)load: the squads this device read before are enough to score with.
+    desk.squads = desk.squads || rememberedSquads();
+    if (!desk.squads) {
+      showSignIn("The API cannot be reached and this device has not opened this match before. Check the network.");
       return;
     }
-    throw error;
   }
   byId("signin").hidden = true;
   byId("app").hidden = false;
