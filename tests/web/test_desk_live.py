@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import time
-
 from playwright.async_api import Browser, expect
 
 from tests.commands.harness import Road
 from tests.web.browser import DeskScreen
+from tests.web.latency import goal_to_other_screen
 
 
 async def test_a_goal_tapped_on_desk_a_shows_on_desk_b(road: Road, browser: Browser) -> None:
@@ -21,12 +20,10 @@ async def test_a_goal_tapped_on_desk_a_shows_on_desk_b(road: Road, browser: Brow
         await b.sign_in(road.url, fixture_id, token)
         await a.tap("Start first half")
         await b.expect_version(1)
-        started = time.perf_counter()
-        await a.tap("Goal", "home")
-        await a.choose("Scorer", "9 Home Player 9")
-        await a.save()
+        seconds = await goal_to_other_screen(a, b, "home", "9 Home Player 9")
         await b.expect_score(1, 0)
-        print(f"\ntap -> other screen: {(time.perf_counter() - started) * 1000:.0f} ms (incl. the dialog)")
+        # Reported, not asserted (the goal is under 0.5 s; bench/desk_latency.py measures many).
+        print(f"\ntap on desk A -> desk B's scoreboard: {seconds * 1000:.0f} ms")
         await expect(b.page.locator("#log li[data-seq='2'] .log-text")).to_have_text(
             "Goal Riverside: Home Player 9"
         )
