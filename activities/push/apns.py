@@ -28,6 +28,7 @@ per connection, and never retry on their own: retries are the caller's decision 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import ssl
 import time
@@ -45,6 +46,8 @@ from scoreline.settings import Settings
 LIVE_ACTIVITY_SUFFIX = ".push-type.liveactivity"
 CONNECT_TIMEOUT_S = 10.0
 STREAMS_PER_CONNECTION = 128
+CLOSE_WAIT = 1.0
+"""Seconds `aclose` waits for the connections' transports to finish closing."""
 
 log = get_logger(__name__)
 
@@ -164,10 +167,14 @@ class ApnsClient:
         return self.tokens.refresh(rejected)
 
     async def aclose(self) -> None:
-        for connection in list(self._connections):
+        connections, self._connections = list(self._connections), []
+        for connection in connections:
             connection.close()
-        self._connections.clear()
-        await asyncio.sleep(0)  # let the transports process their close
+        # Until each transport has closed (at most CLOSE_WAIT): a loop shut down sooner leaves
+        # uvloop's TLS handles open.
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(CLOSE_WAIT):
+                await asyncio.gather(*(connection.wait_closed() for connection in connections))
 
     async def _connection(self) -> ApnsConnection:
         """The least busy connection carrying the current token; a new one when all are busy.

@@ -19,7 +19,7 @@ import ssl
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from h2.config import H2Configuration
 from h2.connection import H2Connection
@@ -96,6 +96,7 @@ class ApnsConnection(asyncio.Protocol):
         self._window_waiters: list[asyncio.Future[None]] = []
         self._flush_scheduled = False
         self._closed = False
+        self._lost = asyncio.Event()
         self._draining = False
         self.goaway_reason: str | None = None
         self.in_flight = 0
@@ -155,6 +156,11 @@ class ApnsConnection(asyncio.Protocol):
                 pass
             self._transport.close()
 
+    async def wait_closed(self) -> None:
+        """Until the transport is gone (TLS close included): a loop may only close after that."""
+        if self._transport is not None:
+            await self._lost.wait()
+
     async def request(self, headers: list[tuple[str, str]], body: bytes, timeout: float) -> RawResponse:
         """Send one POST (pseudo-headers are added here) and wait at most `timeout` for the answer.
 
@@ -197,13 +203,15 @@ class ApnsConnection(asyncio.Protocol):
     # --- asyncio.Protocol ------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
+        # A stream transport: asyncio's own subclasses `asyncio.Transport`; uvloop's TLS one (the
+        # worker's loop) has the same methods without the subclass, so no isinstance check here.
+        self._transport = cast(asyncio.Transport, transport)
         self._h2.initiate_connection()
         self._flush()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
+        self._lost.set()
         if not self._settled.done():
             self._settled.set_exception(NotSent(f"connection lost during set-up: {exc!r}"))
             self._settled.exception()  # retrieved: `open` may have given up on it already

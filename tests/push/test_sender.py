@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 
+import uvloop
+
 from activities.push.apns import ApnsClient
 from activities.push.delivery import Delivery, Sender
 from activities.push.limiter import AdaptiveLimit
 from activities.push.payloads import FixtureNames, build, variants
 from domain.moments import KeyMoment
 from domain.pushes import LiveState, PushInput
+from scoreline.settings import Settings
 from tests.push.conftest import FAST_POLICY
 from tests.push.seed import apns_token
 from tests.push.simulator import PushSim
@@ -107,3 +110,25 @@ async def test_server_errors_are_retried_with_backoff(apns_client: ApnsClient, s
         (200, None),
     ]
     assert all(a.apns_id and a.latency_ms > 0 for a in result.attempts)
+
+
+async def test_a_push_goes_out_from_a_process_on_uvloop(push_settings: Settings, sim: PushSim) -> None:
+    """`scoreline worker` runs on uvloop (issue 15). uvloop's TLS transport implements asyncio's
+    `Transport` without subclassing it, and the HTTP/2 connection asserted the subclass in
+    `connection_made`: every Live Activity push from the real worker process failed its connection
+    (found by the trace test on the dev stack; the push tests run their workers on asyncio)."""
+    token = apns_token()
+
+    def send_on_uvloop() -> int:
+        async def send() -> int:
+            client = ApnsClient.from_settings(push_settings)
+            try:
+                answer = await client.send(token, BODIES[0], priority=10, expiration=GOAL.timestamp + 900)
+            finally:
+                await client.aclose()
+            return answer.status
+
+        return uvloop.run(send())
+
+    assert await asyncio.to_thread(send_on_uvloop) == 200
+    assert [push["status"] for push in await sim.pushes(token=token)] == [200]
