@@ -7,11 +7,12 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from api.cors import PublicReadCors, parse_origins
 from api.errors import install_error_handlers
 from api.live.runtime import LiveRuntime
 from api.metrics import ApiMetrics
 from api.resources import Resources
-from api.routes import commands, health, matches, ops, streams
+from api.routes import commands, console, health, matches, ops, streams
 from api.routes import devices as device_routes
 from api.routes import feeds as feed_routes
 from api.routes import fixtures as fixture_routes
@@ -54,6 +55,8 @@ def create_app(settings: Settings) -> FastAPI:
     # Handlers first: TraceMiddleware, added after, wraps the catch-all, so a 500 keeps its trace id.
     install_error_handlers(app)
     app.add_middleware(TraceMiddleware)
+    # Outermost, so error answers of the public reads carry CORS headers too.
+    app.add_middleware(PublicReadCors, origins=parse_origins(settings.api_cors_origins))
     app.include_router(health.router)
     app.include_router(matches.router)
     app.include_router(feed_routes.router)
@@ -62,5 +65,6 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(fixture_routes.router)
     app.include_router(device_routes.router)
     app.include_router(ops.router)
+    app.include_router(console.router)
     install_web_apps(app)
     return app

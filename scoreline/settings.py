@@ -129,6 +129,14 @@ class Settings(BaseSettings):
     provider_hourly_budget: int = Field(default=2000, ge=1)
     # Where `GET /v1/ops/alerts` reads what is firing (empty: no Alertmanager configured).
     alertmanager_url: str = ""
+    # The operator console (`/console`) links each match to its workflow here (empty: no links);
+    # `scoreline dev` writes the dev server's UI address to `<data-dir>/env`.
+    temporal_ui_url: str = ""
+    # Origins whose web pages may read the public API from the browser (CORS): `GET /v1/matches*`,
+    # the SSE streams and the WebSocket. `*` (the default, for development) is any origin; in
+    # production a comma list of exact origins (`https://scores.example.com`). Commands, devices,
+    # partner feeds and the console never answer another origin's browser.
+    api_cors_origins: str = "*"
 
     @model_validator(mode="after")
     def _production_needs_real_services(self) -> Self:

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, expect
+from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Locator, Page, expect
 
 CHROMIUM = Path(os.environ.get("SCORELINE_CHROMIUM", "/usr/bin/chromium"))
 LAPTOP = {"width": 1280, "height": 860}
@@ -122,3 +122,19 @@ OUTBOX_RECORDS = """async (fixture) => {
 async def outbox(screen: Screen, fixture_id: int) -> list[dict[str, object]]:
     records: list[dict[str, object]] = await screen.page.evaluate(OUTBOX_RECORDS, fixture_id)
     return records
+
+
+class ConsoleScreen(Screen):
+    """The operator console."""
+
+    async def sign_in(self, base_url: str, token: str) -> None:
+        await self.page.goto(f"{base_url}/console")
+        await self.page.get_by_label("Operator token").fill(token)
+        await self.page.get_by_role("button", name="Sign in").click()
+        await expect(self.page.locator("#app")).to_be_visible()
+
+    def row(self, fixture_id: int) -> Locator:
+        return self.page.locator(f"#matches tr[data-fixture='{fixture_id}']")
+
+    def detail(self, fixture_id: int) -> Locator:
+        return self.page.locator(f"#detail-{fixture_id}")

@@ -1,0 +1,72 @@
+"""The operator console against the real stack: live rows, the mode switch, replays, desk tokens."""
+
+from __future__ import annotations
+
+import httpx
+from playwright.async_api import Browser, expect
+
+from tests.commands.harness import Road
+from tests.web.browser import ConsoleScreen, DeskScreen
+
+
+async def test_the_console_shows_a_desk_goal_live(road: Road, browser: Browser) -> None:
+    """A match the desk is scoring moves on the console's row as the desk taps, without a reload."""
+    fixture_id = await road.fixture()
+    token = await road.desk(fixture_id)
+    console = await ConsoleScreen.open(browser)
+    desk = await DeskScreen.open(browser)
+    try:
+        await desk.sign_in(road.url, fixture_id, token)
+        await desk.tap("Start first half")
+        await desk.expect_version(1)
+        await console.sign_in(road.url, road.operator_token)
+        row = console.row(fixture_id)
+        await expect(row.locator(".version")).to_have_text("v1")
+        await expect(row.locator(".mode")).to_have_text("desk")
+        await desk.tap("Goal", "home")
+        await desk.choose("Scorer", "10 Home Player 10")
+        await desk.save()
+        await expect(row.locator(".score")).to_have_text("1\u20130")
+        await expect(row.locator(".version")).to_have_text("v2")
+        await expect(row.locator(".state")).to_have_text("live first half")
+        assert console.errors == [] and desk.errors == []
+    finally:
+        await console.close()
+        await desk.close()
+
+
+async def test_an_operator_makes_and_revokes_a_desk_token_switches_the_mode_and_starts_a_replay(
+    road: Road, browser: Browser
+) -> None:
+    """From one match's panel: a new desk token that a desk signs in with, then revoked; a
+    provider-scored match handed to the desks; a replay started (answered with its workflow)."""
+    fixture_id = await road.fixture(mode="provider")
+    console = await ConsoleScreen.open(browser)
+    desk = await DeskScreen.open(browser)
+    try:
+        await console.sign_in(road.url, road.operator_token)
+        await console.row(fixture_id).get_by_role("button", name="Manage").click()
+        panel = console.detail(fixture_id)
+        await panel.get_by_label("New desk").fill("north stand")
+        await panel.get_by_role("button", name="Create token").click()
+        token = await panel.locator("[data-role=new-token]").text_content()
+        assert token is not None and token.startswith("sl_desk_")
+        await desk.sign_in(road.url, fixture_id, token)
+
+        await panel.get_by_role("button", name="Hand to the desks").click()
+        await expect(console.row(fixture_id).locator(".mode")).to_have_text("desk")
+        await expect(panel.locator(".note")).to_have_text("Scoring handed to the desks.")
+        await desk.expect_version(1)
+
+        await panel.get_by_role("button", name="Start a replay").click()
+        await expect(panel.locator(".note")).to_contain_text(f"Replay started: replay-{fixture_id}-")
+
+        await panel.get_by_role("button", name="Revoke north stand").click()
+        await expect(panel.locator("li[data-revoked=true]")).to_contain_text("north stand")
+        async with httpx.AsyncClient(base_url=road.url) as http:
+            refused = await http.get("/v1/console/matches", headers={"Authorization": f"Bearer {token}"})
+        assert refused.status_code == 403 and refused.json()["error"]["code"] == "operators_only"
+        assert console.errors == [] and desk.errors == []
+    finally:
+        await console.close()
+        await desk.close()
