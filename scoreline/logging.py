@@ -42,6 +42,9 @@ def configure_logging(level: str = "info", fmt: str | None = None, *, production
     else:
         renderer = structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
 
+    # A stdlib record's `extra` fields (temporalio's `workflow.logger`, which the workflows log
+    # through, passes its fields and the workflow's identity that way) become fields of the line.
+    foreign: list[structlog.types.Processor] = [*shared, structlog.stdlib.ExtraAdder()]
     structlog.configure(
         processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         logger_factory=structlog.stdlib.LoggerFactory(),
@@ -51,7 +54,7 @@ def configure_logging(level: str = "info", fmt: str | None = None, *, production
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
-            foreign_pre_chain=shared,
+            foreign_pre_chain=foreign,
             processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
         )
     )

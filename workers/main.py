@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
+from temporalio import workflow
 from temporalio.client import Client
 from temporalio.worker import Worker
 
@@ -141,6 +142,9 @@ async def run(settings: Settings) -> None:
 
     With `WORKER_METRICS_ADDRESS` set, the SDK's metrics and ours are served there.
     """
+    # The workflow's identity travels as the `temporal_workflow` field (see `scoreline.logging`),
+    # not appended to every message, so a line's `event` stays the text the code wrote.
+    workflow.logger.workflow_info_on_message = False
     runtime = None
     if settings.worker_metrics_address:
         runtime = start_exporter("scoreline-worker", settings.worker_metrics_address)

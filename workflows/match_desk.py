@@ -85,7 +85,19 @@ class DeskCommands:
 
     async def submit(self, request: CommandRequest) -> CommandAnswer:
         async with self._lock:
-            return await self._submit(request)
+            answer = await self._submit(request)
+        # The Update's own line in a trace (`scoreline trace`); the SDK's logger is silent on replay.
+        workflow.logger.info(
+            "desk command answered by the workflow",
+            extra={
+                "fixture_id": self._fixture_id,
+                "key": request.key,
+                "code": request.code,
+                "outcome": answer.outcome.value,
+                "seq": answer.seq,
+            },
+        )
+        return answer
 
     async def _submit(self, request: CommandRequest) -> CommandAnswer:
         for _ in range(MAX_COMMIT_ATTEMPTS):

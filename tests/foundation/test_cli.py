@@ -16,6 +16,8 @@ COMMANDS = [
     ["api"],
     ["migrate"],
     ["replay"],
+    ["trace"],
+    ["feeds"],
     ["sim", "provider"],
     ["sim", "apns"],
 ]
