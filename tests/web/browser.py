@@ -8,6 +8,7 @@ binary. Each desk is its own browser context: its own IndexedDB and localStorage
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,7 +17,14 @@ from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Locato
 CHROMIUM = Path(os.environ.get("SCORELINE_CHROMIUM", "/usr/bin/chromium"))
 LAPTOP = {"width": 1280, "height": 860}
 PHONE = {"width": 390, "height": 844}
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+SCREENSHOTS = Path(
+    os.environ.get(
+        "SCORELINE_SCREENSHOTS", Path(__file__).resolve().parents[2] / ".scoreline" / "screenshots"
+    )
+)
+"""Where the tests save their screenshots: `.scoreline/screenshots/` (not committed) unless
+`SCORELINE_SCREENSHOTS` says otherwise; `SCORELINE_SCREENSHOTS=docs/screenshots` refreshes the
+README's pictures."""
 TIMEOUT_MS = 20_000
 
 
@@ -54,6 +62,11 @@ class Screen:
     async def close(self) -> None:
         await self.context.close()
 
+    async def screenshot(self, name: str) -> None:
+        """Save the whole page as `<SCREENSHOTS>/<name>.png`."""
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        await self.page.screenshot(path=SCREENSHOTS / f"{name}.png", full_page=True, animations="disabled")
+
 
 class DeskScreen(Screen):
     """The scorer desk of one fixture."""
@@ -75,7 +88,8 @@ class DeskScreen(Screen):
 
     async def choose(self, legend: str, option: str) -> None:
         """Pick `option` in the open dialog's group labelled `legend`."""
-        group = self.page.locator("#form-dialog fieldset", has=self.page.locator("legend", has_text=legend))
+        title = self.page.locator("legend", has_text=re.compile(f"^{re.escape(legend)}$"))
+        group = self.page.locator("#form-dialog fieldset", has=title)
         await group.get_by_role("button", name=option, exact=True).click()
 
     async def save(self) -> None:

@@ -6,7 +6,7 @@ import httpx
 from playwright.async_api import Browser, expect
 
 from tests.commands.harness import Road
-from tests.web.browser import ConsoleScreen, DeskScreen
+from tests.web.browser import PHONE, ConsoleScreen, DeskScreen
 
 
 async def test_the_console_shows_a_desk_goal_live(road: Road, browser: Browser) -> None:
@@ -29,6 +29,14 @@ async def test_the_console_shows_a_desk_goal_live(road: Road, browser: Browser) 
         await expect(row.locator(".score")).to_have_text("1\u20130")
         await expect(row.locator(".version")).to_have_text("v2")
         await expect(row.locator(".state")).to_have_text("live first half")
+        await console.row(fixture_id).get_by_role("button", name="Manage").click()
+        await expect(console.detail(fixture_id).locator(".desks li")).to_have_count(1)
+        await console.screenshot("console-laptop")
+        phone = await ConsoleScreen.open(browser, viewport=PHONE, mobile=True)
+        await phone.sign_in(road.url, road.operator_token)
+        await expect(phone.row(fixture_id).locator(".version")).to_have_text("v2")
+        await phone.screenshot("console-phone")
+        await phone.close()
         assert console.errors == [] and desk.errors == []
     finally:
         await console.close()

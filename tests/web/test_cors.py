@@ -65,7 +65,9 @@ async def test_a_page_on_another_origin_reads_a_live_match_but_sends_no_command(
             goal = {"side": "away", "minute": 3, "player_id": 209, "kind": "open_play"}
             await road.send(token, fixture_id, "football.goal", goal, saw=1)
             await expect(fan.page.locator("#streamed")).to_have_text("0-1 v2")
-            assert await fan.page.evaluate("(token) => window.sendCommand(token)", token) == "blocked: TypeError"
+            assert (
+                await fan.page.evaluate("(token) => window.sendCommand(token)", token) == "blocked: TypeError"
+            )
         assert [row["seq"] for row in await road.log(fixture_id)] == [1, 2]
     finally:
         await fan.close()

@@ -105,7 +105,8 @@ export function describeCricket(body, squads, teamName) {
       const parts = [];
       if (body.boundary === "four") parts.push("FOUR");
       else if (body.boundary === "six") parts.push("SIX");
-      else if (!body.extra || body.runs) parts.push(body.runs ? `${body.runs} run${body.runs === 1 ? "" : "s"}` : "Dot ball");
+      else if (body.runs) parts.push(`${body.runs} run${body.runs === 1 ? "" : "s"}`);
+      else if (!body.extra && !body.wicket) parts.push("Dot ball");
       if (body.extra) {
         const kind = { wide: "Wide", no_ball: "No-ball", bye: "Bye", leg_bye: "Leg-bye" }[body.extra.kind];
         parts.push(body.extra.runs ? `${kind} +${body.extra.runs}` : kind);
@@ -153,21 +154,26 @@ export function cricketPad({ game, squads, teams, tap, ask }) {
   };
 
   if (!game.inPlay) {
+    // Two steps: the batting side first, so the openers and the bowler come from the right XI.
     const startInnings = async () => {
       const batted = game.completed.map((inns) => inns.batting);
       const options = ["home", "away"].filter((side) => !batted.includes(side)).map((side) => ({ value: side, label: teams[side] }));
-      let batting = options.length === 1 ? options[0].value : undefined;
+      let batting = options.length === 1 ? options[0].value : null;
+      if (batting === null) {
+        const chosen = await ask({ title: `Innings ${game.innings + 1}: who bats?`, fields: [{ name: "batting", label: "Batting", type: "choice", options, required: true }], submit: "Next" });
+        if (!chosen) return;
+        batting = chosen.batting;
+      }
       const values = await ask({
-        title: `Start innings ${game.innings + 1}`,
+        title: `Start innings ${game.innings + 1} — ${teams[batting]} batting`,
         fields: [
-          { name: "batting", label: "Batting", type: "choice", options, value: batting, required: true },
-          { name: "striker_id", label: "Striker", type: "players", players: xi(squads, batting || "home").concat(batting ? [] : xi(squads, "away")), optional: true, autofocus: false },
-          { name: "non_striker_id", label: "Non-striker", type: "players", players: xi(squads, batting || "home").concat(batting ? [] : xi(squads, "away")), optional: true, autofocus: false },
-          { name: "bowler_id", label: "Bowler", type: "players", players: batting ? xi(squads, other(batting)) : [...xi(squads, "home"), ...xi(squads, "away")], optional: true, autofocus: false },
+          { name: "striker_id", label: "Striker", type: "players", players: xi(squads, batting), optional: true },
+          { name: "non_striker_id", label: "Non-striker", type: "players", players: xi(squads, batting), optional: true, autofocus: false },
+          { name: "bowler_id", label: "Bowler", type: "players", players: xi(squads, other(batting)), optional: true, autofocus: false },
         ],
       });
       if (!values) return;
-      const input = { batting: values.batting };
+      const input = { batting };
       for (const field of ["striker_id", "non_striker_id", "bowler_id"]) if (values[field]) input[field] = values[field];
       tap("cricket.innings_start", input);
     };
