@@ -104,7 +104,9 @@ class LiveHub:
         return counts
 
     def _subscribed(self) -> set[Subscriber]:
-        return {s for followers in self._followers.values() for s in followers} | self._everything
+        # Built by C-level copies and a union only: `/metrics` may call this from its own thread
+        # (`API_METRICS_ADDRESS`), and none of these steps lets the event loop change the sets midway.
+        return set().union(*list(self._followers.values()), self._everything)
 
     # --- changes ------------------------------------------------------------------------------
 

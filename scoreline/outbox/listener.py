@@ -199,7 +199,8 @@ class OutboxListener(BackgroundService):
         overdue = 0.0
         if self._last_read is not None:
             overdue = max(0.0, time.monotonic() - self._last_read - self._safety)
-        return {name: max(lag, overdue) for name, lag in self._lag.items()}
+        # A copy first: the API's metrics thread calls this while the loop may add a consumer.
+        return {name: max(lag, overdue) for name, lag in dict(self._lag).items()}
 
     def _note_lag(self, subscriptions: Sequence[Subscription], events: Sequence[OutboxEvent]) -> None:
         self._last_read = time.monotonic()
