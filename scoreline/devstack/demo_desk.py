@@ -7,6 +7,10 @@ through `POST /v1/matches/{id}/commands` like a real desk app: a fresh key per c
 last seq it was answered with, the same key again after `try_again` (or a lost answer), and after a
 `conflict` a new key with `saw` re-read from the entries it had missed.
 
+It prints where the scorer desk app (`/desk/{id}`) and the operator console (`/console`) show the
+match, with a desk token and an operator token to sign in with; a person can score alongside the
+script (a tap that meets the script's on the same `saw` shows the desk's conflict panel).
+
 The script runs on the demo's clock: a match minute lasts `60 / speed` seconds (one second at 60x,
 like the provider's replays), half time included. The desk prints nothing but one line per refused
 or unexpected answer; the monitor shows the match like the others. A desk-scored match's view has
@@ -29,7 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.commands import CommandAnswer, Outcome
 from scoreline.accounts.desk_fixtures import FixtureDraft, create_fixture
-from scoreline.accounts.store import create_desk
+from scoreline.accounts.store import create_desk, create_operator
 from scoreline.db.engine import create_engine
 
 if TYPE_CHECKING:
@@ -82,8 +86,8 @@ def demo_draft(kickoff: datetime | None = None) -> FixtureDraft:
     return FixtureDraft.model_validate(
         {
             "sport": "football",
-            "home": {"name": HOME, "short_code": "EAS", "players": _squad("home", HOME_NAMES)},
-            "away": {"name": AWAY, "short_code": "WES", "players": _squad("away", AWAY_NAMES)},
+            "home": {"name": HOME, "short_code": "OAK", "players": _squad("home", HOME_NAMES)},
+            "away": {"name": AWAY, "short_code": "BRO", "players": _squad("away", AWAY_NAMES)},
             "kickoff": kickoff or datetime.now(UTC),
             "mode": "desk",
             "competition": "Schools Cup (demo)",
@@ -95,13 +99,26 @@ def demo_draft(kickoff: datetime | None = None) -> FixtureDraft:
 class DeskMatch:
     fixture_id: int
     token: str
+    operator_token: str | None = None
+    """For the console (`/console`): the demo prints it with the desk's."""
 
 
 async def create_desk_match(engine: AsyncEngine, kickoff: datetime | None = None) -> DeskMatch:
-    """The fixture and a desk for it; the desk's name carries the fixture id (names are never reused)."""
+    """The fixture, a desk for it and an operator; their names carry the fixture id (names are
+    never reused)."""
     fixture_id = await create_fixture(engine, demo_draft(kickoff))
     _, token = await create_desk(engine, f"demo desk {fixture_id}", [fixture_id])
-    return DeskMatch(fixture_id, token)
+    _, operator_token = await create_operator(engine, f"demo operator {fixture_id}")
+    return DeskMatch(fixture_id, token, operator_token)
+
+
+def web_apps_lines(api: str, match: DeskMatch) -> list[str]:
+    """What the demo prints once its desk match exists: where to watch it score, and the tokens to
+    paste (each page keeps its token in the browser, never in the URL)."""
+    lines = [f"desk app: {api}/desk/{match.fixture_id}  (desk token: {match.token})"]
+    if match.operator_token is not None:
+        lines.append(f"console: {api}/console  (operator token: {match.operator_token})")
+    return lines
 
 
 # --- the script ----------------------------------------------------------------------------------
@@ -158,7 +175,7 @@ def _note(minute: int, text: str) -> dict[str, JsonValue]:
 
 SCRIPT: tuple[Step, ...] = (
     Step(first_half(0), "football.period_start", {"period": "1H"}),
-    Step(first_half(1), "match.commentary", _note(1, "Westbrook kick off the Schools Cup tie")),
+    Step(first_half(1), "match.commentary", _note(1, "Brookside kick off the Schools Cup tie")),
     Step(first_half(7), "football.corner", {"side": "home", "minute": 7}),
     Step(first_half(12), "football.corner", {"side": "away", "minute": 12}),
     Step(first_half(19), "football.goal", _goal("home", 19, shirt=9, kind="open_play", assist=7)),
@@ -172,7 +189,7 @@ SCRIPT: tuple[Step, ...] = (
     Step(first_half(38), "football.substitution", _sub("away", 38, on=14, off=7)),
     Step(HALF_TIME_AT, "football.period_end", {"period": "1H"}),
     Step(SECOND_HALF_AT, "football.period_start", {"period": "2H"}),
-    Step(second_half(52), "match.commentary", _note(52, "Westbrook push forward after the break")),
+    Step(second_half(52), "match.commentary", _note(52, "Brookside push forward after the break")),
     Step(second_half(58), "football.corner", {"side": "away", "minute": 58}),
     Step(
         second_half(64),
@@ -187,7 +204,7 @@ SCRIPT: tuple[Step, ...] = (
     Step(second_half(84), "football.goal", _goal("home", 84, shirt=15, kind="penalty")),
     Step(FULL_TIME_AT, "football.period_end", {"period": "2H"}),
 )
-"""Eastfield win 2-0: 19' goal, 64' Westbrook equaliser taken back by VAR, 84' penalty."""
+"""Oakwood win 2-0: 19' goal, 64' Brookside equaliser taken back by VAR, 84' penalty."""
 FINAL_SCORE = (2, 0)
 
 
@@ -323,6 +340,8 @@ async def run_demo_desk(stack: DevStack, announced: AnnouncedMatches) -> None:
         finally:
             await engine.dispose()
         announced.announce(match.fixture_id)
+        for line in web_apps_lines(stack.addresses["api"], match):
+            print(f"{time.strftime('%H:%M:%S')}  {line}", flush=True)
     except Exception as error:  # noqa: BLE001 - the demo goes on with the provider matches
         print(f"{time.strftime('%H:%M:%S')}  desk: could not create its match: {error!r}", flush=True)
         return

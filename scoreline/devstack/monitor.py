@@ -4,6 +4,9 @@ It shows what Scoreline made of the provider's feed — the read API's match vie
 minute and log version), fed by the match workflows — and the APNs simulator's delivered-push count.
 It is a viewer, not part of the pipeline, and polls both once a second.
 
+It also runs the demo's phones (`demo_phones`): a few simulated devices that follow every watched
+match, so the Live Activity pushes it counts really go out.
+
 Besides the recordings' fixtures it watches the ones announced while it runs (`AnnouncedMatches`:
 the demo's scripted desk adds its match). A desk-scored match's view carries no running minute, so
 for those the announcer's clock stands in for the minute.
@@ -21,6 +24,7 @@ from typing import TYPE_CHECKING
 import httpx
 
 from domain.snapshot import MatchState
+from scoreline.devstack.demo_phones import PHONES, run_demo_phones
 from scoreline.readmodel.views import MatchView
 
 if TYPE_CHECKING:
@@ -143,7 +147,7 @@ async def _pushes_delivered(http: httpx.AsyncClient, apns_admin: str) -> int | N
         stats = (await http.get(f"{apns_admin}/_sim/stats")).json()
     except (httpx.HTTPError, ValueError):
         return None
-    delivered = stats.get("by_status", {}).get("200", 0)
+    delivered = stats.get("pushes", {}).get("by_status", {}).get("200", 0)
     return int(delivered)
 
 
@@ -159,10 +163,23 @@ async def watch_matches(stack: DevStack, announced: AnnouncedMatches | None = No
     prometheus = stack.addresses.get("prometheus")
     metrics = f", metrics in Prometheus {prometheus}" if prometheus else ""
     print(
-        f"watching {total} match(es) at {stack.options.speed:g}x{by_desk}; API {stack.addresses['api']}, "
-        f"Temporal UI {stack.addresses['temporal-ui']}{metrics}; Ctrl-C stops everything",
+        f"watching {total} match(es) at {stack.options.speed:g}x{by_desk}, followed by {PHONES} simulated "
+        f"phones; API {stack.addresses['api']}, Temporal UI {stack.addresses['temporal-ui']}{metrics}; "
+        "Ctrl-C stops everything",
         flush=True,
     )
+    phones = asyncio.create_task(
+        run_demo_phones(api, apns_admin, lambda: recorded + (announced.ids if announced else [])),
+        name="demo-phones",
+    )
+    try:
+        await _watch(api, apns_admin, recorded, announced)
+    finally:
+        phones.cancel()
+
+
+async def _watch(api: str, apns_admin: str, recorded: list[int], announced: AnnouncedMatches | None) -> None:
+    """The line printer: polls the matches and the delivered pushes once a second, until cancelled."""
     shown: dict[int, MatchLine] = {}
     pushes_shown: int | None = None
     finished_announced = False
