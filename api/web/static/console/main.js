@@ -159,14 +159,14 @@ function draw() {
     const open = state.open.has(match.id);
     rows.push(
       h("tr", { "data-fixture": match.id },
-        h("td", { class: "name" }, match.name, h("span", { class: "sub" }, `${match.sport}${match.competition ? ` · ${match.competition}` : ""} · ${match.id}`)),
-        h("td", { class: "state" }, match.state.replaceAll("_", " ")),
-        h("td", { class: "num score" }, `${match.score.home}–${match.score.away}`),
-        h("td", { class: "mode", "data-mode": match.mode }, match.mode),
-        h("td", { class: "num version" }, `v${match.version}`),
-        h("td", { class: "changed" }, h("time", { datetime: match.last_change || "" }, ago(match.last_change))),
-        h("td", { class: "activities" }, `${counts.followers} following · ${counts.active} active · ${counts.pushes_sent} pushes`),
-        h("td", {}, match.workflow_url ? h("a", { href: match.workflow_url, target: "_blank", rel: "noopener" }, match.workflow_id) : match.workflow_id),
+        h("td", { class: "name", "data-label": "Match" }, match.name, h("span", { class: "sub" }, `${match.sport}${match.competition ? ` · ${match.competition}` : ""} · ${match.id}`)),
+        h("td", { class: "state", "data-label": "State" }, match.state.replaceAll("_", " ")),
+        h("td", { class: "num score", "data-label": "Score" }, `${match.score.home}–${match.score.away}`),
+        h("td", { class: "mode", "data-mode": match.mode, "data-label": "Mode" }, match.mode),
+        h("td", { class: "num version", "data-label": "Version" }, `v${match.version}`),
+        h("td", { class: "changed", "data-label": "Last change" }, h("time", { datetime: match.last_change || "" }, ago(match.last_change))),
+        h("td", { class: "activities", "data-label": "Live Activities" }, `${counts.followers} following · ${counts.active} active · ${counts.pushes_sent} pushes`),
+        h("td", { "data-label": "Workflow" }, match.workflow_url ? h("a", { href: match.workflow_url, target: "_blank", rel: "noopener" }, match.workflow_id) : match.workflow_id),
         h("td", {}, h("button", { type: "button", "aria-expanded": String(open), "aria-controls": `detail-${match.id}`, onclick: () => toggle(match) }, open ? "Close" : "Manage")),
       ),
     );

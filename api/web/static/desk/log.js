@@ -16,10 +16,6 @@ export class MatchLog {
     for (const entry of entries) this.entries.set(entry.seq, entry);
   }
 
-  clear() {
-    this.entries.clear();
-  }
-
   ordered() {
     return [...this.entries.values()].sort((a, b) => a.seq - b.seq);
   }

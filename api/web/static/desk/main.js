@@ -24,7 +24,6 @@ const desk = {
   records: [],
   stream: "connecting",
   missing: false,
-  announcement: "",
   lastClock: "",
 };
 let outbox;
@@ -141,7 +140,6 @@ async function resolveConflict(record, how) {
 }
 
 function announce(text) {
-  desk.announcement = text;
   byId("announce").textContent = text;
 }
 
