@@ -182,3 +182,33 @@ async def _lock_waiters(database_url: str) -> int:
         )
     finally:
         await db.close()
+
+
+async def test_a_refused_tap_shows_the_reason_and_the_queue_moves_on(road: Road, browser: Browser) -> None:
+    """Desk B taps a goal by a player desk A has just sent off (B had not seen it: its network
+    was cut). The rules refuse it `sent_off`; B shows the reason and its next tap is logged."""
+    fixture_id, a = await _started(road, browser)
+    token = await road.desk(fixture_id)
+    b = await DeskScreen.open(browser)
+    try:
+        await b.sign_in(road.url, fixture_id, token)
+        await b.context.route("**/v1/matches/*/commands", _cut)
+        await b.tap("Goal", "home")
+        await b.choose("Scorer", "9 Home Player 9")
+        await b.save()
+        await b.tap("Corner", "home")
+        await a.tap("Red card", "home")
+        await a.choose("Player", "9 Home Player 9")
+        await a.save()
+        await b.expect_version(2)
+        await b.context.unroute("**/v1/matches/*/commands", _cut)
+        await b.expect_version(3)
+        refused = b.page.locator("#log li.pending.refused")
+        await expect(refused).to_contain_text("refused: that player has been sent off")
+        await expect(b.page.locator("#announce")).to_have_text("Refused: that player has been sent off")
+        await expect(b.page.locator("#log li[data-seq='3'] .log-text")).to_have_text("Corner, Riverside")
+        await b.expect_score(0, 0)
+        assert a.errors == [] and b.errors == []
+    finally:
+        await a.close()
+        await b.close()
