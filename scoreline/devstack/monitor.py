@@ -34,6 +34,8 @@ POLL_SECONDS = 1.0
 BAR_WIDTH = 20
 REGULATION_MINUTES = 90
 MINUTES_PER_PROGRESS_LINE = 5
+PUSH_LINE_SECONDS = 5.0
+"""Pushes going out between match lines get a line of their own, at most this often."""
 DONE_STATES = {
     MatchState.FINISHED,
     MatchState.CANCELLED,
@@ -120,6 +122,14 @@ def render(line: MatchLine, pushes: int | None) -> str:
     )
 
 
+def push_line(pushes: int, before: int | None) -> str:
+    """The line for pushes that went out since the last line showed the count."""
+    more = f" (+{pushes - before})" if before is not None and pushes > before else ""
+    return (
+        f"{time.strftime('%H:%M:%S')}  Live Activity pushes delivered to the APNs simulator: {pushes}{more}"
+    )
+
+
 def fixture_ids(recordings: tuple[Path, ...]) -> list[int]:
     """The fixtures the recordings' headers announce."""
     ids: list[int] = []
@@ -182,6 +192,7 @@ async def _watch(api: str, apns_admin: str, recorded: list[int], announced: Anno
     """The line printer: polls the matches and the delivered pushes once a second, until cancelled."""
     shown: dict[int, MatchLine] = {}
     pushes_shown: int | None = None
+    pushes_printed = 0.0
     finished_announced = False
     async with httpx.AsyncClient(timeout=5) as http:
         while True:
@@ -196,10 +207,14 @@ async def _watch(api: str, apns_admin: str, recorded: list[int], announced: Anno
             for view in views:
                 before = shown.get(view.fixture.id)
                 line = MatchLine.of(view, before, clocks.get(view.fixture.id))
-                if before is None or before.news() != line.news() or pushes != pushes_shown:
+                if before is None or before.news() != line.news():
                     shown[view.fixture.id] = line
                     print(render(line, pushes), flush=True)
-            pushes_shown = pushes
+                    pushes_shown = pushes
+            now = time.monotonic()
+            if pushes is not None and pushes != pushes_shown and now - pushes_printed >= PUSH_LINE_SECONDS:
+                print(push_line(pushes, pushes_shown), flush=True)
+                pushes_shown, pushes_printed = pushes, now
             if not finished_announced and all_over(ids, shown, announced):
                 finished_announced = True
                 print("all matches are over; the stack keeps running until Ctrl-C", flush=True)

@@ -3,13 +3,18 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import pytest
 from playwright.async_api import Browser, expect
 from starlette.applications import Starlette
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
+from websockets.typing import Origin
 
 from api.app import create_app
 from scoreline.devstack.ports import free_port
@@ -90,3 +95,20 @@ async def test_an_origin_outside_the_list_reads_nothing(
             await expect(fan.page.locator("#streamed")).to_have_text("blocked")
     finally:
         await fan.close()
+
+
+async def test_the_websocket_refuses_a_browser_origin_outside_the_list(settings: Settings) -> None:
+    """CORS does not cover WebSockets: the handshake is refused (403) to a browser `Origin` not in
+    `API_CORS_ORIGINS`, accepted from a listed one, from the API's own origin and without one."""
+    listed = "https://scores.example"
+    strict = road_settings(settings, api_cors_origins=listed)
+    async with serve(create_app(strict)) as api:
+        ws = api.replace("http://", "ws://") + "/v1/ws"
+        with pytest.raises(InvalidStatus) as refused:
+            async with connect(ws, origin=Origin("https://elsewhere.example")):
+                pass
+        assert refused.value.response.status_code == 403
+        for origin in (Origin(listed), Origin(api), None):
+            async with connect(ws, origin=origin) as socket:
+                await socket.send(json.dumps({"op": "subscribe", "channels": ["scores"]}))
+                assert json.loads(await socket.recv())["type"] == "subscribed"
