@@ -69,7 +69,8 @@ async def test_twenty_taps_while_the_network_is_cut_are_all_logged_once_in_order
 
 async def test_taps_unsent_at_a_reload_are_delivered_once_after_it(road: Road, browser: Browser) -> None:
     """5 taps wait offline; the page is reloaded (still offline: the desk opens from what the
-    device kept); when the network returns all 5 are logged once with their original keys."""
+    device kept, the board at the version it last showed) and a sixth is tapped on that version;
+    when the network returns all 6 are logged once, in order, the 5 with their original keys."""
     fixture_id, desk = await _started(road, browser)
     try:
         await desk.context.route("**/v1/**", _cut)
@@ -81,11 +82,15 @@ async def test_taps_unsent_at_a_reload_are_delivered_once_after_it(road: Road, b
         await expect(desk.page.locator("#app")).to_be_visible()
         await expect(desk.page.locator("#banner")).to_have_attribute("data-waiting", "5")
         await expect(desk.page.locator("#log li.pending.waiting")).to_have_count(5)
+        await desk.expect_version(1)
+        await desk.tap("Corner", "home")
+        sixth = (await outbox(desk, fixture_id))[-1]
+        assert sixth["saw"] == 1 and sixth["key"] not in keys
 
         await desk.context.unroute("**/v1/**", _cut)
-        await desk.expect_version(6)
+        await desk.expect_version(7)
         await expect(desk.page.locator("#banner")).to_have_attribute("data-waiting", "0")
-        assert await _logged_keys(road, fixture_id) == keys
+        assert await _logged_keys(road, fixture_id) == [*keys, sixth["key"]]
         assert desk.errors == []
     finally:
         await desk.close()

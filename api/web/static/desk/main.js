@@ -355,6 +355,25 @@ function rememberedSquads() {
   }
 }
 
+// The log as last streamed, so a desk reloaded offline shows the true last state and its taps
+// carry the `saw` it really showed (not 0).
+function rememberLog() {
+  try {
+    const entries = desk.log.ordered();
+    localStorage.setItem(`scoreline.log.${fixtureId}`, JSON.stringify({ version: desk.version, match: desk.match, entries }));
+  } catch {
+    // Storage full or disabled: a reload reads the whole log again.
+  }
+}
+
+function rememberedLog() {
+  try {
+    return JSON.parse(localStorage.getItem(`scoreline.log.${fixtureId}`) || "null");
+  } catch {
+    return null;
+  }
+}
+
 // --- start --------------------------------------------------------------------------------------
 
 async function refreshRecords() {
@@ -419,13 +438,25 @@ async function boot() {
         draw();
       },
     });
+    const kept = rememberedLog();
+    if (kept) {
+      desk.match = kept.match;
+      desk.version = kept.version;
+      desk.log.add(kept.entries);
+    }
     stream = new MatchStream(fixtureId, {
+      version: desk.version,
       onValue: (value) => {
         desk.match = value.match;
         desk.version = value.version;
         desk.missing = false;
         desk.log.add(value.entries);
+        rememberLog();
         draw();
+      },
+      onReset: () => {
+        desk.log = new MatchLog();
+        desk.version = 0;
       },
       onStatus: (status) => {
         const wasDown = desk.stream !== "live";

@@ -7,16 +7,18 @@
 // holds>` on every connect (0 at first: the whole log), and on a reconnect gets exactly what it
 // missed. A message whose `previous` is not the version it holds (a gap, or a value without
 // history) makes it read again from its own version. Reconnects back off, capped, with jitter.
+// A page that kept the log from an earlier visit starts from that log's version.
 
 import { backoffDelay } from "./backoff.js";
 
 export class MatchStream {
-  constructor(fixtureId, { onValue, onStatus, onMissing }) {
+  constructor(fixtureId, { onValue, onStatus, onMissing, onReset, version = 0 }) {
     this.fixtureId = fixtureId;
     this.onValue = onValue;
+    this.onReset = onReset || (() => {});
     this.onStatus = onStatus || (() => {});
     this.onMissing = onMissing || (() => {});
-    this.version = 0;
+    this.version = version;
     this.failures = 0;
     this.stopped = false;
     this.controller = null;
@@ -111,6 +113,12 @@ export class MatchStream {
     }
     if (event !== "value" || data.length === 0) return "ok";
     const value = JSON.parse(data.join("\n"));
+    if (value.previous === null && value.version < this.version) {
+      // The server has an older log than the one we kept (a restored database): start over.
+      this.version = 0;
+      this.onReset();
+      return "gap";
+    }
     if (value.version <= this.version) return "ok";
     if (value.previous !== this.version) {
       // Not a continuation of what we hold: read the missing entries explicitly.
