@@ -30,6 +30,8 @@ from tests.support.worker import running_worker
 from workflows.match import MatchWorkflow
 
 GOAL = {"side": "home", "minute": 30, "player_id": 110, "kind": "open_play"}
+RESEND_HEAD_START = 1.0
+"""Seconds the resend has to reach the API (one key read) before the database comes back."""
 
 
 async def test_a_resend_after_a_worker_restart_is_a_duplicate_and_the_history_replays(
@@ -203,8 +205,16 @@ async def test_the_commit_database_down_gives_try_again_and_the_resend_is_accept
 
         await proxy.cut()
         first = await road.send(token, fixture_id, "football.goal", GOAL, saw=1, key=key)
+        # The resend goes out while the worker's database is still cut, so it finds no stored answer
+        # and attaches to the update still in flight; only then does the commit get through. Sent
+        # after the reconnect instead, it raced the commit's retry and was now and then answered
+        # `duplicate` (also right, but not what this test is about: the attach).
+        resending = asyncio.create_task(
+            patient_road.send(token, fixture_id, "football.goal", GOAL, saw=1, key=key)
+        )
+        await asyncio.sleep(RESEND_HEAD_START)
         await proxy.start()
-        resend = await patient_road.send(token, fixture_id, "football.goal", GOAL, saw=1, key=key)
+        resend = await resending
         await proxy.cut()
 
     assert first.status_code == 503
