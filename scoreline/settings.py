@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -134,9 +134,21 @@ class Settings(BaseSettings):
     temporal_ui_url: str = ""
     # Origins whose web pages may read the public API from the browser (CORS): `GET /v1/matches*`,
     # the SSE streams and the WebSocket. `*` (the default, for development) is any origin; in
-    # production a comma list of exact origins (`https://scores.example.com`). Commands, devices,
-    # partner feeds and the console never answer another origin's browser.
+    # production a comma list of exact origins (`https://scores.example.com`), and none unless set.
+    # Commands, devices, partner feeds and the console never answer another origin's browser.
     api_cors_origins: str = "*"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_other_origin_by_default_in_production(cls, data: Any) -> Any:
+        """Development's `*` is no default for production: there, only the origins named."""
+        if (
+            isinstance(data, dict)
+            and str(data.get("scoreline_env", "")).lower() == Environment.PRODUCTION.value
+            and "api_cors_origins" not in data
+        ):
+            return {**data, "api_cors_origins": ""}
+        return data
 
     @model_validator(mode="after")
     def _production_needs_real_services(self) -> Self:

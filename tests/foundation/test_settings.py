@@ -127,3 +127,24 @@ def test_env_file_is_under_the_real_environment(tmp_path: Path, monkeypatch: pyt
     assert settings.database_url == "postgresql://from-file/db"
     assert settings.redis_url == "redis://from-env/0"
     assert settings.data_dir == tmp_path
+
+
+def test_production_reads_from_no_other_origin_unless_told(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Development lets any origin's page read the public API (`*`); production only the origins
+    API_CORS_ORIGINS names, none when it is unset (issue 13: explicit origins in production)."""
+    key = tmp_path / "AuthKey.p8"
+    key.write_text("-----BEGIN PRIVATE KEY-----\n")
+    assert Settings().api_cors_origins == "*"
+    for name, value in {
+        "SCORELINE_ENV": "production",
+        "DATABASE_URL": "postgresql://db/scoreline",
+        "REDIS_URL": "redis://cache/0",
+        "PROVIDER_TOKEN": "real-token",
+        "APNS_KEY_PATH": str(key),
+    }.items():
+        monkeypatch.setenv(name, value)
+    assert Settings().api_cors_origins == ""
+    monkeypatch.setenv("API_CORS_ORIGINS", "https://scores.example.com")
+    assert Settings().api_cors_origins == "https://scores.example.com"
