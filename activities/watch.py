@@ -218,12 +218,13 @@ class _Watch:
         return self.polling.live if self.known.state in PLAYING_STATES else self.polling.idle
 
     def _count_poll_start(self, interval: timedelta | None) -> None:
+        """Poll lateness: start to start, beyond the interval (the previous poll's own time counts)."""
         now = time.monotonic()
         if self.last_poll is not None and interval is not None:
             late = max(0.0, now - self.last_poll - interval.total_seconds())
-            metrics().poll_lateness.record(timedelta(seconds=late))
+            label = "live" if self.known.state in PLAYING_STATES else "idle"
+            metrics().poll_lateness.record(timedelta(seconds=late), {"interval": label})
         self.last_poll = now
-        self.owner.watched.polled(self.watch.fixture_id, in_play=self.known.state in PLAYING_STATES)
 
     async def _poll_once(self) -> WatchResult | None:
         self._count_poll_start(self._interval())
@@ -237,6 +238,10 @@ class _Watch:
                 if snapshot is None
                 else await self.owner.ingest(snapshot, source, since=self.known.version)
             )
+            if summary is not None:
+                # Polled means answered and ingested: a provider outage ages the match's poll.
+                in_play = summary.state in PLAYING_STATES
+                self.owner.watched.polled(self.watch.fixture_id, in_play=in_play)
             if summary is not None and self._material(summary):
                 log.info(
                     "material change",
@@ -257,22 +262,24 @@ class _Watch:
     async def _fetch(self) -> tuple[Snapshot | None, Source]:
         fixture_id = self.watch.fixture_id
         reconcile = self.polling.reconcile
+        source: Source = "live"
         try:
             if reconcile is not None and time.monotonic() >= self.next_reconcile:
                 self.next_reconcile = time.monotonic() + reconcile.total_seconds()
-                return await self.client.fixture(fixture_id), "reconcile"
+                source = "reconcile"
+                return await self.client.fixture(fixture_id), source
             snapshot = await self.client.live_snapshot(fixture_id)
             if snapshot is None:
                 # Not in play (before kickoff, after full time): the fixture endpoint has it.
                 snapshot = await self.client.fixture(fixture_id)
-            return snapshot, "live"
+            return snapshot, source
         except ProviderError as error:
             # The client already retried and its breaker guards the provider; the last known
             # state stays served and the next poll tries again.
             log.warning(
                 "provider poll failed", fixture_id=fixture_id, error=str(error), kind=type(error).__name__
             )
-            return None, "live"
+            return None, source
 
     def _material(self, summary: IngestSummary) -> bool:
         if summary.desk_owned:

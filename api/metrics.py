@@ -89,7 +89,15 @@ class ApiMetrics:
         self.registry.register(_LiveCollector(lambda: getattr(app.state, "live", None)))
         if address:
             host, _, port = address.rpartition(":")
-            start_http_server(int(port), addr=host or "0.0.0.0", registry=self.registry)
-            log.info("api metrics served", address=f"http://{address}/metrics")
+            try:
+                start_http_server(int(port), addr=host.strip("[]") or "0.0.0.0", registry=self.registry)
+            except OSError as error:
+                # As the worker's exporter: the API serves without metrics rather than not at all,
+                # and Prometheus reports the target down (`ScrapeTargetDown`).
+                log.error(
+                    "metrics.exporter_failed", address=address, error=f"{type(error).__name__}: {error}"
+                )
+                return
+            log.info("metrics.exporter_started", url=f"http://{address}/metrics", service="scoreline-api")
         else:
             instrumentator.expose(app, include_in_schema=False)

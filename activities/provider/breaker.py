@@ -86,6 +86,8 @@ class CircuitBreaker:
         self._probe_out = False
         self._opened = 0
         self._rejected = 0
+        # Exported from the start: "closed" must read 0, not look like a series that is missing.
+        metrics().breaker_open.set(0, {"upstream": name})
 
     @property
     def state(self) -> BreakerState:

@@ -38,7 +38,8 @@ def remaining_calls(body: object) -> int | None:
         return None
     block = body.get("rate_limit")
     value = block.get("remaining") if isinstance(block, Mapping) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    # A negative count is no count (and the metrics gauge refuses one).
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def requested_entity(body: object) -> str | None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import redis.asyncio as aioredis
@@ -65,10 +66,21 @@ RETRY_AFTER = 2.0
 """Seconds before starting over after the connection or a cycle failed (from the durable cursor)."""
 SWEEP_DAYS = (-1, 0, 1)
 """Days around today (UTC) whose fixture lists and unpublished matches each sweep rebuilds."""
+REPORT_EVERY = 2.0
+"""Seconds between reports of the builder's gauges."""
 BUILD_ALLOWANCE = 0.5
 """Seconds of `max_hold` kept for the rebuild itself, so a change is published, not just started, in time."""
 
 _REDIS_ERRORS = (RedisError, OSError, TimeoutError)
+
+
+@dataclass(frozen=True)
+class BuilderGauges:
+    leading: bool
+    staleness: float
+    """Seconds since the oldest change no published document shows yet happened."""
+    lag: float
+    """Seconds behind the outbox: the newest row's age when read, or how overdue the cycle is."""
 
 
 class FeedBuilder(BackgroundService):
@@ -103,6 +115,9 @@ class FeedBuilder(BackgroundService):
         self._redis_down_until = 0.0
         self.leading = asyncio.Event()
         """Set while this builder holds the lead (tests and health checks wait on it)."""
+        self._gatherer: Gatherer | None = None
+        self._read_lag = 0.0
+        self._last_cycle = 0.0
 
     def loops(self) -> list[Loop]:
         """Connect, take the lead (or stand by), consume; after a failure, start over from the
@@ -116,7 +131,34 @@ class FeedBuilder(BackgroundService):
                 retry_after=RETRY_AFTER,
             )
 
-        return [lead_forever]
+        return [lead_forever, self._report_forever]
+
+    async def _report_forever(self) -> None:
+        """The builder's gauges, every `REPORT_EVERY`, whatever its loop is doing.
+
+        Reported by a ticker rather than at the end of each cycle, so a cycle stuck in a query
+        shows as a growing lag, and a builder that lost the lead reads 0 (the new leader speaks)
+        with `scoreline_feed_builder_leading` saying which one that is.
+        """
+        instruments = metrics()
+        labels = {"consumer": self._consumer}
+        while True:
+            gauges = self.gauges()
+            instruments.feed_builder_leading.set(1 if gauges.leading else 0)
+            instruments.feed_staleness.set(gauges.staleness)
+            instruments.outbox_lag.set(gauges.lag, labels)
+            await asyncio.sleep(REPORT_EVERY)
+
+    def gauges(self) -> BuilderGauges:
+        """What the gauges say now: zeros without the lead (the leader, if any, speaks)."""
+        gatherer = self._gatherer
+        if gatherer is None or not self.leading.is_set():
+            return BuilderGauges(leading=False, staleness=0.0, lag=0.0)
+        now = asyncio.get_running_loop().time()
+        overdue = max(0.0, now - self._last_cycle - self._poll)
+        return BuilderGauges(
+            leading=True, staleness=gatherer.staleness(now), lag=max(self._read_lag, overdue)
+        )
 
     async def _lead(self) -> None:
         """Hold the lead on one connection and consume until that connection fails."""
@@ -129,29 +171,28 @@ class FeedBuilder(BackgroundService):
                 await self._consume(connection)
             finally:
                 self.leading.clear()
+                self._gatherer = None
 
     async def _consume(self, connection: Listening) -> None:
         loop = asyncio.get_running_loop()
         async with self._engine.connect() as conn:
             durable = await load_cursor(conn, self._consumer)
         position = durable
-        gatherer = Gatherer(self._gather, self._max_hold)
+        gatherer = self._gatherer = Gatherer(self._gather, self._max_hold)
         next_sweep = loop.time() if self._sweep is not None else math.inf
         while True:
+            self._last_cycle = loop.time()
             if connection.gone:
                 raise ConnectionError("the builder's lock connection closed")
             self._wake.clear()
             batch = await self._read(gatherer, position)
             if batch.events:
                 position = batch.events[-1].cursor
-            metrics().outbox_lag.set(
-                batch.events[-1].age if batch.events else 0.0, {"consumer": self._consumer}
-            )
+            self._read_lag = batch.events[-1].age if batch.events else 0.0
             if self._sweep is not None and loop.time() >= next_sweep:
                 await self._sweep_window(gatherer)
                 next_sweep = loop.time() + self._sweep
             await self._build_due(gatherer)
-            metrics().feed_staleness.set(gatherer.staleness(loop.time()))
             settled = gatherer.settled()
             if settled is not None and settled > durable:
                 async with self._engine.begin() as conn:

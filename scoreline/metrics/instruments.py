@@ -52,16 +52,18 @@ class ScorelineMetrics:
     def __init__(self, m: MetricMeter) -> None:
         # The watch (activities.watch).
         self.polls: MetricCounter = m.create_counter(
-            "scoreline_watch_polls", "Polls of watched matches, by source (live, reconcile) and outcome.", ""
+            "scoreline_watch_polls",
+            "Polls of watched matches, by source (live, reconcile) and outcome (ok, failed).",
+            "",
         )
         self.poll_lateness: MetricHistogramTimedelta = m.create_histogram_timedelta(
             "scoreline_watch_poll_lateness",
-            "How much later than its interval after the last one a poll started.",
+            "How much later than its interval after the last one a poll started, by interval (live, idle).",
             "",
         )
         self.poll_age: MetricGaugeFloat = m.create_gauge_float(
             "scoreline_watch_poll_age_seconds",
-            "Seconds since the in-play match this process has gone longest without polling was polled.",
+            "Seconds since the in-play match this process has gone longest without a poll answered and ingested was last polled.",
             "",
         )
         self.live_matches: MetricGauge = m.create_gauge(
@@ -123,6 +125,11 @@ class ScorelineMetrics:
         self.feed_staleness: MetricGaugeFloat = m.create_gauge_float(
             "scoreline_feed_staleness_seconds",
             "Age of the oldest change that no published document shows yet (0 when all are current).",
+            "",
+        )
+        self.feed_builder_leading: MetricGauge = m.create_gauge(
+            "scoreline_feed_builder_leading",
+            "1 while this feed builder holds the lead (one per database).",
             "",
         )
         # Outbox consumers.

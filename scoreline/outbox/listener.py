@@ -203,10 +203,15 @@ class OutboxListener(BackgroundService):
         return {name: max(lag, overdue) for name, lag in dict(self._lag).items()}
 
     def _note_lag(self, subscriptions: Sequence[Subscription], events: Sequence[OutboxEvent]) -> None:
+        """A consumer that took the rows is as far behind as the newest of them; one that raised
+        is as far behind as the oldest, which it is given again, older, at every retry."""
         self._last_read = time.monotonic()
         newest = events[-1].age if events else 0.0
+        oldest = events[0].age if events else 0.0
         for subscription in subscriptions:
-            if not subscription.failed:
+            if subscription.failed:
+                self._lag[subscription.name] = max(oldest, self._lag.get(subscription.name, 0.0))
+            else:
                 self._lag[subscription.name] = newest
 
     async def _place_new(self, subscriptions: Sequence[Subscription]) -> None:

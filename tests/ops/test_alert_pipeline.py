@@ -176,7 +176,11 @@ async def test_a_provider_outage_opens_the_breaker_fires_once_and_resolves_once(
             return found if in_play and logged else None
 
         before = await eventually(in_play_and_logged, within=120, every=0.5)
-        assert _value(before, "scoreline_provider_breaker_open", upstream="football") == 0
+        assert [
+            value
+            for labels, value in before["scoreline_provider_breaker_open"]
+            if labels["upstream"] == "football"
+        ] == [0]
 
         # The outage: every provider answer a 503 until the test ends it.
         added = await http.post(f"{provider}/_sim/faults", json={"kind": "status", "status": 503})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -66,3 +68,15 @@ async def test_with_an_internal_address_metrics_leave_the_public_port(
         internal = await http.get(f"http://127.0.0.1:{port}/metrics")
         assert internal.status_code == 200
         assert _value(internal.text, "http_requests_total", handler="/readyz", method="GET") == 1
+
+
+async def test_a_taken_metrics_port_leaves_the_api_serving(database_url: str, redis_url: str) -> None:
+    """Like the worker's exporter: no metrics (Prometheus sees the target down), but the API runs."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        address = f"127.0.0.1:{taken.getsockname()[1]}"
+        settings = Settings(database_url=database_url, redis_url=redis_url, api_metrics_address=address)
+        async with serve(create_app(settings)) as url, httpx.AsyncClient() as http:
+            assert (await http.get(f"{url}/healthz")).status_code == 200
+            assert (await http.get(f"{url}/metrics")).status_code == 404

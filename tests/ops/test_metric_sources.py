@@ -7,6 +7,7 @@ from datetime import date
 
 import pytest
 
+from activities.provider.ratelimit import remaining_calls
 from activities.watched import WatchedMatches
 from scoreline.feeds.gather import Gatherer
 from scoreline.feeds.keys import FixturesDoc, MatchDoc
@@ -52,3 +53,19 @@ def test_staleness_counts_from_the_oldest_change_no_published_document_shows() -
     assert gatherer.staleness(112) == 14  # a failing rebuild keeps counting
     gatherer.built(day)
     assert gatherer.staleness(112) == 0
+
+
+@pytest.mark.parametrize(
+    ("block", "remaining"),
+    [
+        ({"remaining": 141}, 141),
+        ({"remaining": 0}, 0),
+        ({"remaining": -3}, None),
+        ({"remaining": True}, None),
+        ({}, None),
+    ],
+)
+def test_the_budget_gauge_only_takes_a_real_count(block: dict[str, object], remaining: int | None) -> None:
+    """The exporter's gauge raises on a negative value, which failed the watch on every answer of a
+    provider reporting one; a negative or non-integer `remaining` is now no count at all."""
+    assert remaining_calls({"rate_limit": block}) == remaining
