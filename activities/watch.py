@@ -61,6 +61,7 @@ class WatchActivities:
         self._engine = engine
         self._redis = redis
         self._polling = polling
+        # The worker passes its reporting registry; one made here (tests) only keeps the books.
         self.watched = watched or WatchedMatches()
 
     @activity.defn(name="watch_match")

@@ -44,7 +44,7 @@ def configure_logging(level: str = "info", fmt: str | None = None, *, production
 
     # A stdlib record's `extra` fields (temporalio's `workflow.logger`, which the workflows log
     # through, passes its fields and the workflow's identity that way) become fields of the line.
-    foreign: list[structlog.types.Processor] = [*shared, structlog.stdlib.ExtraAdder()]
+    foreign: list[structlog.types.Processor] = [*shared, structlog.stdlib.ExtraAdder(), _drop_terminal_copies]
     structlog.configure(
         processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         logger_factory=structlog.stdlib.LoggerFactory(),
@@ -63,6 +63,14 @@ def configure_logging(level: str = "info", fmt: str | None = None, *, production
     root.setLevel(level.upper())
     for noisy in ("httpx", "httpcore", "asyncio"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def _drop_terminal_copies(
+    _logger: Any, _method: str, event_dict: structlog.types.EventDict
+) -> structlog.types.EventDict:
+    """uvicorn passes `color_message`, its message with ANSI colours, as an extra: not for a log line."""
+    event_dict.pop("color_message", None)
+    return event_dict
 
 
 def get_logger(name: str, **initial: Any) -> structlog.stdlib.BoundLogger:
