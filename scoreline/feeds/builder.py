@@ -47,6 +47,7 @@ from scoreline.logging import get_logger
 from scoreline.metrics.instruments import metrics
 from scoreline.outbox.reader import Batch, Cursor, read_after
 from scoreline.outbox.writer import CHANNEL
+from scoreline.redis_client import cancellable
 from scoreline.service import BackgroundService, Loop, run_forever
 
 log = get_logger(__name__)
@@ -279,8 +280,7 @@ class FeedBuilder(BackgroundService):
         if loop.time() < self._redis_down_until:
             return False
         try:
-            async with asyncio.timeout(REDIS_TIMEOUT):
-                await store_if_newer(self._redis, published)
+            await cancellable(store_if_newer(self._redis, published), REDIS_TIMEOUT)
         except _REDIS_ERRORS as error:
             self._redis_down_until = loop.time() + REDIS_RETRY
             log.warning(
