@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import io
 import json
-import logging
 import uuid
 from collections.abc import Iterator
 
 import pytest
 from temporalio.client import Client
 
-from scoreline.logging import configure_logging
 from scoreline.settings import Settings
 from scoreline.tracing import bound_trace, trace_id_from_traceparent, traceparent_for
+from tests.support.logs import json_log_lines as captured_log_lines
 from tests.support.worker import running_worker
 from workflows.probe import WorkerProbeInput, WorkerProbeWorkflow
 
@@ -21,13 +20,8 @@ from workflows.probe import WorkerProbeInput, WorkerProbeWorkflow
 @pytest.fixture
 def json_log_lines() -> Iterator[io.StringIO]:
     """Scoreline's real JSON logging, written to a buffer the test can read."""
-    configure_logging("info", "json")
-    handler = logging.getLogger().handlers[0]
-    assert isinstance(handler, logging.StreamHandler)
-    buffer = io.StringIO()
-    previous = handler.setStream(buffer)
-    yield buffer
-    handler.setStream(previous)
+    with captured_log_lines() as buffer:
+        yield buffer
 
 
 def test_traceparent_round_trip() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,21 +11,16 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.live.hub import LiveHub
-from scoreline.logging import configure_logging
 from scoreline.outbox.reader import Cursor, OutboxEvent, read_after
+from tests.support.logs import json_log_lines
 from tests.trace.recording import MATCH, TracedIngest
 
 
 @pytest.fixture
 def log_lines() -> Iterator[io.StringIO]:
     """Scoreline's real JSON logging, written to a buffer the test reads."""
-    configure_logging("info", "json")
-    handler = logging.getLogger().handlers[0]
-    assert isinstance(handler, logging.StreamHandler)
-    buffer = io.StringIO()
-    previous = handler.setStream(buffer)
-    yield buffer
-    handler.setStream(previous)
+    with json_log_lines() as buffer:
+        yield buffer
 
 
 def _delivered(buffer: io.StringIO) -> list[dict[str, Any]]:
