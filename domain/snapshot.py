@@ -17,11 +17,14 @@ from enum import StrEnum
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
+from domain.cricket.board import BallDetail, CricketBoard
+
 
 class Sport(StrEnum):
-    """The sports Scoreline covers. Only football is normalised today."""
+    """The sports Scoreline covers: SportMonks Football v3 and Cricket v2."""
 
     FOOTBALL = "football"
+    CRICKET = "cricket"
 
 
 class MatchState(StrEnum):
@@ -48,6 +51,18 @@ class MatchState(StrEnum):
     PENDING = "pending"
     DELETED = "deleted"
     UNKNOWN = "unknown"
+    # cricket (the shared ones above: scheduled, delayed, interrupted, finished, abandoned,
+    # cancelled, postponed)
+    INNINGS_1 = "innings_1"
+    INNINGS_2 = "innings_2"
+    INNINGS_3 = "innings_3"
+    INNINGS_4 = "innings_4"
+    INNINGS_BREAK = "innings_break"
+    LUNCH = "lunch"
+    TEA = "tea"
+    DINNER = "dinner"
+    STUMPS = "stumps"
+    """Close of a day's play in a multi-day match; the day is on the board (`stumps_day`)."""
 
 
 class FinishedAfter(StrEnum):
@@ -66,10 +81,11 @@ class Side(StrEnum):
 
 
 class Stream(StrEnum):
-    """The provider's two id spaces: `events` and the curated `timeline` are keyed separately."""
+    """The provider's id spaces: football's `events` and curated `timeline`, cricket's `balls`."""
 
     EVENTS = "events"
     TIMELINE = "timeline"
+    BALLS = "balls"
 
 
 class ItemType(StrEnum):
@@ -93,6 +109,9 @@ class ItemType(StrEnum):
     OFFSIDE = "offside"
     DELAY_START = "delay_start"
     DELAY_END = "delay_end"
+    BALL = "ball"
+    WICKET = "wicket"
+    """A ball on which a batter was dismissed."""
     OTHER = "other"
 
 
@@ -189,6 +208,8 @@ class Item(_Frozen):
     addition: str | None = None
     sort_order: int | None = None
     rescinded: bool = False
+    ball: BallDetail | None = None
+    """The delivery, on an item of the `balls` stream (player = striker, related player = bowler)."""
 
     @property
     def key(self) -> tuple[Stream, int]:
@@ -221,10 +242,14 @@ class Snapshot(_Frozen):
     periods: tuple[Period, ...] | None = None
     events: tuple[Item, ...] | None = None
     timeline: tuple[Item, ...] | None = None
+    balls: tuple[Item, ...] | None = None
+    """Cricket: every ball, in bowling order (by provider id)."""
+    cricket: CricketBoard | None = None
+    """Cricket: the innings, the batters and bowler, the target and the result, from the balls."""
 
     def items(self) -> tuple[Item, ...]:
-        """Every present item of both streams (absent relations contribute nothing)."""
-        return (self.events or ()) + (self.timeline or ())
+        """Every present item of every stream (absent relations contribute nothing)."""
+        return (self.events or ()) + (self.timeline or ()) + (self.balls or ())
 
     def present_streams(self) -> frozenset[Stream]:
         """The streams whose relation was in the payload; only these may be diffed for removals."""
@@ -233,6 +258,8 @@ class Snapshot(_Frozen):
             present.add(Stream.EVENTS)
         if self.timeline is not None:
             present.add(Stream.TIMELINE)
+        if self.balls is not None:
+            present.add(Stream.BALLS)
         return frozenset(present)
 
 

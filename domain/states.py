@@ -7,9 +7,23 @@ from domain.snapshot import MatchState
 OVER_STATES = frozenset(
     {MatchState.FINISHED, MatchState.CANCELLED, MatchState.ABANDONED, MatchState.AWARDED, MatchState.DELETED}
 )
-"""States after which nothing more will happen to a match."""
+"""States after which nothing more will happen to a match (a cricket match's late ball edits are
+fetched by the post-match rechecks, not by watching)."""
 
-BREAK_STATES = frozenset({MatchState.HALF_TIME, MatchState.EXTRA_TIME_BREAK, MatchState.PENALTIES_BREAK})
+BREAK_STATES = frozenset(
+    {
+        MatchState.HALF_TIME,
+        MatchState.EXTRA_TIME_BREAK,
+        MatchState.PENALTIES_BREAK,
+        MatchState.INNINGS_BREAK,
+        MatchState.LUNCH,
+        MatchState.TEA,
+        MatchState.DINNER,
+    }
+)
+
+OVERNIGHT_STATES = frozenset({MatchState.STUMPS})
+"""Play is over for the day: polled at the stumps interval until the next day starts."""
 
 PLAYING_STATES = frozenset(
     {
@@ -17,9 +31,13 @@ PLAYING_STATES = frozenset(
         MatchState.LIVE_SECOND_HALF,
         MatchState.EXTRA_TIME,
         MatchState.PENALTIES,
+        MatchState.INNINGS_1,
+        MatchState.INNINGS_2,
+        MatchState.INNINGS_3,
+        MatchState.INNINGS_4,
     }
 )
 """States in which the ball is in play: polled at the live interval."""
 
-STARTED_STATES = PLAYING_STATES | BREAK_STATES | OVER_STATES
+STARTED_STATES = PLAYING_STATES | BREAK_STATES | OVERNIGHT_STATES | OVER_STATES
 """Once a match is in one of these, its followers' Live Activities have been started."""
