@@ -120,7 +120,7 @@ match_event = Table(
     metadata,
     Column("id", BigInteger, Identity(), primary_key=True),
     Column("fixture_id", BigInteger, ForeignKey("fixture.id", ondelete="CASCADE"), nullable=False),
-    Column("stream", Text, nullable=False, comment="events | timeline: SportMonks' two id spaces"),
+    Column("stream", Text, nullable=False, comment="events | timeline | balls: the provider's id spaces"),
     Column("provider_event_id", BigInteger, nullable=False),
     Column("type", Text, nullable=False),
     Column("provider_type_id", Integer),
@@ -136,7 +136,7 @@ match_event = Table(
     Column("first_seen_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("last_seen_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     UniqueConstraint("fixture_id", "stream", "provider_event_id"),
-    CheckConstraint("stream IN ('events', 'timeline')", name="stream"),
+    CheckConstraint("stream IN ('events', 'timeline', 'balls')", name="stream"),
     CheckConstraint("side IS NULL OR side IN ('home', 'away')", name="side"),
     CheckConstraint("source IN ('live', 'reconcile', 'postmatch', 'replay')", name="source"),
 )
