@@ -1,14 +1,21 @@
-"""Fixture sync: refresh the fixture table from the provider and start the matches that are due."""
+"""Fixture sync: refresh the fixture table from the providers and start the matches that are due.
+
+Football v3 and, when the worker has a cricket client, Cricket v2 are listed; a cricket listing
+that fails is logged and skipped (football's fixtures are still written and started), while a
+football failure fails the attempt before anything is written, as it always did.
+"""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from temporalio import activity
 from temporalio.service import RPCError
 
 from activities.ingest.store import IngestStore
 from activities.provider.client import SportMonksClient
+from activities.provider.cricket.client import CricketClient
+from activities.provider.errors import ProviderError
 from domain.snapshot import MatchState, Snapshot
 from domain.states import OVER_STATES
 from scoreline.devices.store import claim_stale_followers_marks
@@ -20,10 +27,17 @@ log = get_logger(__name__)
 
 
 class FixtureSyncActivities:
-    def __init__(self, client: SportMonksClient, store: IngestStore, runs: MatchRuns) -> None:
+    def __init__(
+        self,
+        client: SportMonksClient,
+        store: IngestStore,
+        runs: MatchRuns,
+        cricket: CricketClient | None = None,
+    ) -> None:
         self._client = client
         self._store = store
         self._runs = runs
+        self._cricket = cricket
 
     @activity.defn(name="sync_fixtures")
     async def sync_fixtures(self, sync: FixtureSyncInput) -> DueFixtures:
@@ -33,9 +47,9 @@ class FixtureSyncActivities:
         their signal (`_signal_waiting_followers`)."""
         await self._signal_waiting_followers()
         today = datetime.now(UTC).date()
-        snapshots = await self._client.fixtures_between(
-            today - timedelta(days=sync.days_back), today + timedelta(days=sync.days_ahead)
-        )
+        first, last = today - timedelta(days=sync.days_back), today + timedelta(days=sync.days_ahead)
+        snapshots = await self._client.fixtures_between(first, last)
+        snapshots += await self._cricket_fixtures(first, last)
         written = await self._store.upsert_fixtures(snapshots)
         horizon = datetime.now(UTC) + timedelta(minutes=sync.horizon_minutes)
         due = tuple(
@@ -45,6 +59,15 @@ class FixtureSyncActivities:
         )
         log.info("fixtures synced", fixtures=len(snapshots), written=written, due=len(due))
         return DueFixtures(fixtures_seen=len(snapshots), due=due)
+
+    async def _cricket_fixtures(self, first: date, last: date) -> list[Snapshot]:
+        if self._cricket is None:
+            return []
+        try:
+            return await self._cricket.fixtures_between(first, last)
+        except ProviderError as error:
+            log.warning("cricket fixtures not synced", error=str(error), kind=type(error).__name__)
+            return []
 
     async def _signal_waiting_followers(self) -> None:
         """Followers of a live match whose walk never came (its signal was lost) get one now."""

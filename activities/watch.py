@@ -4,6 +4,11 @@ The watch polls the shared live board every poll interval, ingests what changed,
 version, and returns to the workflow only on a material change (state, score, a key moment), so
 polls never touch workflow history. A full re-fetch of the fixture every reconcile interval goes
 through the same idempotent ingest, so a missed poll loses nothing.
+
+Football fixtures are polled through the Football v3 client, cricket ones (their ids say which,
+`domain.cricket.board.cricket_provider_id`) through the Cricket v2 client; both share the same
+board-then-fixture shape. A cricket match is material on every ball (its followers see each one);
+overnight at stumps it is polled at the stumps interval, not every few seconds all night.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import asyncio
 import time
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Protocol
 
 import redis.asyncio as aioredis
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -22,9 +28,10 @@ from activities.ingest.store import IngestStore
 from activities.provider.client import SportMonksClient
 from activities.provider.errors import ProviderError
 from activities.watched import WatchedMatches
+from domain.cricket.board import cricket_provider_id
 from domain.progress import IngestSummary
 from domain.snapshot import Snapshot
-from domain.states import PLAYING_STATES
+from domain.states import OVERNIGHT_STATES, PLAYING_STATES
 from scoreline.logging import get_logger
 from scoreline.metrics.instruments import metrics
 from scoreline.readmodel.cache import rebuild as rebuild_cache
@@ -44,6 +51,16 @@ class PollingConfig:
     live: timedelta | None
     idle: timedelta | None
     reconcile: timedelta | None
+    stumps: timedelta | None = None
+    """Overnight in a multi-day match (None: the idle interval)."""
+
+
+class FixtureFeed(Protocol):
+    """What a watch needs of a provider client (football's and cricket's both have it)."""
+
+    async def live_snapshot(self, fixture_id: int) -> Snapshot | None: ...
+
+    async def fixture(self, fixture_id: int) -> Snapshot | None: ...
 
 
 class WatchActivities:
@@ -55,8 +72,10 @@ class WatchActivities:
         redis: aioredis.Redis,
         polling: PollingConfig,
         watched: WatchedMatches | None = None,
+        cricket: FixtureFeed | None = None,
     ) -> None:
         self._client = client
+        self._cricket = cricket
         self._store = store
         self._engine = engine
         self._redis = redis
@@ -64,15 +83,25 @@ class WatchActivities:
         # The worker passes its reporting registry; one made here (tests) only keeps the books.
         self.watched = watched or WatchedMatches()
 
+    def client_for(self, fixture_id: int) -> FixtureFeed:
+        """The provider client that knows the fixture: Cricket v2 for a cricket id, else Football v3."""
+        if cricket_provider_id(fixture_id) is None:
+            return self._client
+        if self._cricket is None:
+            raise ProviderUnconfigured(
+                f"fixture {fixture_id} is a cricket fixture and this worker has no cricket client"
+            )
+        return self._cricket
+
     @activity.defn(name="watch_match")
     async def watch_match(self, watch: WatchInput) -> WatchResult:
         """Poll and ingest until something material happens (or `settle_seconds` pass quietly)."""
-        return await _Watch(self, self._client, self._polling, watch).run()
+        return await _Watch(self, self.client_for(watch.fixture_id), self._polling, watch).run()
 
     @activity.defn(name="fetch_and_ingest")
     async def fetch_and_ingest(self, fetch: FetchInput) -> IngestSummary | None:
         """Fetch the whole fixture once and ingest it (post-match backfill, replay, recheck)."""
-        snapshot = await self._client.fixture(fetch.fixture_id)
+        snapshot = await self.client_for(fetch.fixture_id).fixture(fetch.fixture_id)
         if snapshot is None:
             log.warning("fixture not found at the provider", fixture_id=fetch.fixture_id, source=fetch.source)
             return None
@@ -129,11 +158,15 @@ class WatchActivities:
             log.warning("redis unavailable for the ingest fast path", error=str(error))
 
 
+class ProviderUnconfigured(RuntimeError):
+    """A fixture of a sport whose provider client this worker was not given."""
+
+
 class _Watch:
     """One attempt of the watch activity: its loop state, resumed from the heartbeat on retry."""
 
     def __init__(
-        self, owner: WatchActivities, client: SportMonksClient, polling: PollingConfig, watch: WatchInput
+        self, owner: WatchActivities, client: FixtureFeed, polling: PollingConfig, watch: WatchInput
     ) -> None:
         self.owner = owner
         self.client = client
@@ -216,7 +249,11 @@ class _Watch:
         return None
 
     def _interval(self) -> timedelta | None:
-        return self.polling.live if self.known.state in PLAYING_STATES else self.polling.idle
+        if self.known.state in PLAYING_STATES:
+            return self.polling.live
+        if self.known.state in OVERNIGHT_STATES and self.polling.stumps is not None:
+            return self.polling.stumps
+        return self.polling.idle
 
     def _count_poll_start(self, interval: timedelta | None) -> None:
         """Poll lateness: start to start, beyond the interval (the previous poll's own time counts)."""
@@ -290,4 +327,6 @@ class _Watch:
             summary.state != known.state
             or (summary.home, summary.away) != (known.home, known.away)
             or bool(summary.key_moments)
+            # Every ball is news in cricket: a dot ball moves the overs, the strip and the bowler.
+            or (summary.cricket is not None and summary.cricket != known.cricket)
         )

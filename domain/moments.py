@@ -16,9 +16,25 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Side = Literal["home", "away"]
 
-ALERTING_KINDS = frozenset({"goal", "own_goal", "penalty_goal", "red_card", "second_yellow", "wicket"})
+ALERTING_KINDS = frozenset(
+    {
+        "goal",
+        "own_goal",
+        "penalty_goal",
+        "red_card",
+        "second_yellow",
+        "wicket",
+        "fifty",
+        "hundred",
+        "innings_end",
+    }
+)
 """Moments a follower wants to hear about at once, with an alert (design §5). The football ones
-are also the provider item types (`ItemType`) that make a log entry a moment."""
+and `wicket` are also the provider item types (`ItemType`) that make a log entry a moment; a
+cricket ball's `milestone` (a batter's fifty or hundred) is one too; `innings_end` comes from the
+state moving on (`domain.push_plan`)."""
+
+MILESTONES = frozenset({"fifty", "hundred"})
 
 MOMENT_ENTRY_KINDS = ("event", "amendment", "retraction")
 """The log entry kinds `entry_moment` may find a moment in (the others never hold one)."""
@@ -66,6 +82,8 @@ def entry_moment(kind: str, body: Mapping[str, Any]) -> KeyMoment | None:
             return KeyMoment(kind=item_type, side=_side(body))
         return None
     item_type = body.get("type")
+    if kind == "event" and item_type != "wicket" and body.get("milestone") in MILESTONES:
+        return KeyMoment(kind=body["milestone"], side=_side(body))
     if item_type not in ALERTING_KINDS:
         return None
     if kind == "event":

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from domain.cricket.live import CricketLine
 from domain.moments import KeyMoment
 from domain.snapshot import MatchState
 
@@ -28,6 +29,8 @@ class MatchProgress(BaseModel):
     home: int = 0
     away: int = 0
     minute: int | None = None
+    cricket: CricketLine | None = None
+    """A cricket match's line (batting side, batters, bowler, last six, the chase)."""
 
 
 class IngestSummary(BaseModel):
@@ -51,9 +54,15 @@ class IngestSummary(BaseModel):
     """The trace id the change was logged with (a provider poll's own, or the desk request's)."""
     desk_owned: bool = False
     """Desks own the score: the snapshot refreshed only the fixture's facts, nothing was logged."""
+    cricket: CricketLine | None = None
 
     @property
     def progress(self) -> MatchProgress:
         return MatchProgress(
-            version=self.version, state=self.state, home=self.home, away=self.away, minute=self.minute
+            version=self.version,
+            state=self.state,
+            home=self.home,
+            away=self.away,
+            minute=self.minute,
+            cricket=self.cricket,
         )

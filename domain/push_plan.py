@@ -3,7 +3,8 @@
 Apple gives each device a budget of priority-10 Live Activity pushes and drops updates over it
 silently; priority 5 costs nothing but may be delayed. So (design §5):
 
-- a key moment (goal, red card, wicket) goes at once, priority 10, with an alert;
+- a key moment (goal, red card, wicket, a batter's fifty or hundred, the end of an innings) goes
+  at once, priority 10, with an alert;
 - a period change (kick-off of the second half, half time, full time) or a correction goes at once,
   priority 10, without an alert;
 - anything else (the minute ticking, a corner) is routine: priority 5, and coalesced to at most one
@@ -23,6 +24,18 @@ from datetime import datetime
 from domain.moments import RETRACTION, KeyMoment
 from domain.progress import IngestSummary, MatchProgress
 from domain.pushes import LiveState, Priority, PushInput
+from domain.snapshot import MatchState
+
+INNINGS_STATES = frozenset(
+    {
+        MatchState.INNINGS_1.value,
+        MatchState.INNINGS_2.value,
+        MatchState.INNINGS_3.value,
+        MatchState.INNINGS_4.value,
+    }
+)
+INNINGS_OVER_STATES = INNINGS_STATES | {MatchState.INNINGS_BREAK.value, MatchState.FINISHED.value}
+"""Where a cricket match goes when an innings ends (a lunch, tea or stumps interval only pauses it)."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +53,8 @@ def pace(
 ) -> Pace:
     """Classify a change from its key moments; the moment shown carries the change's minute."""
     moments = [moment.model_copy(update={"minute": minute}) for moment in key_moments]
+    if previous_state in INNINGS_STATES and state != previous_state and state in INNINGS_OVER_STATES:
+        moments.append(KeyMoment(kind="innings_end"))
     key = [moment for moment in moments if moment.alerting]
     if key:
         return Pace(priority=10, alert=True, routine=False, moment=key[-1])
@@ -109,4 +124,5 @@ def live_state(progress: MatchProgress) -> LiveState:
         state=progress.state.value,
         minute=progress.minute,
         version=progress.version,
+        cricket=progress.cricket,
     )

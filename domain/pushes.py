@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from domain.cricket.live import CricketLine
 from domain.moments import KeyMoment
 
 PushKind = Literal["start", "update", "end"]
@@ -39,6 +40,8 @@ class LiveState(_Message):
     """One optional line under the score, e.g. a cricket innings `187/4 (20 ov)`."""
     version: Annotated[int, Field(ge=0)]
     """The scoreboard version (last log seq): orders states, so an older one is never shown after a newer."""
+    cricket: CricketLine | None = None
+    """A cricket match's line: batting score and overs, batters, bowler, last six, the chase."""
 
 
 class PushInput(_Message):

@@ -62,3 +62,23 @@ OptionalDuration = Annotated[
     timedelta | None, BeforeValidator(parse_duration), PlainSerializer(format_duration)
 ]
 """A duration that `off` disables (None)."""
+
+
+def parse_durations(text: str | tuple[timedelta, ...] | list[timedelta]) -> tuple[timedelta, ...]:
+    """`"2m,10m,1h"` into its durations, in order; `"off"` (or an empty string) is none at all."""
+    if isinstance(text, tuple | list):
+        return tuple(_required(part) for part in text)
+    if text.strip().lower() in OFF_WORDS or not text.strip():
+        return ()
+    return tuple(_required(part) for part in text.split(","))
+
+
+def format_durations(values: tuple[timedelta, ...]) -> str:
+    """The inverse of `parse_durations`."""
+    return ",".join(format_duration(value) for value in values) or "off"
+
+
+DurationList = Annotated[
+    tuple[timedelta, ...], BeforeValidator(parse_durations), PlainSerializer(format_durations)
+]
+"""Comma-separated durations (`2m,10m,1h,6h,24h`); `off` is the empty list."""

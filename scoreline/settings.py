@@ -15,7 +15,7 @@ from typing import Any, Literal, Self
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from scoreline.durations import Duration, OptionalDuration
+from scoreline.durations import Duration, DurationList, OptionalDuration
 
 DEFAULT_DATA_DIR = Path(".scoreline")
 ENV_FILE_NAME = "env"
@@ -53,6 +53,17 @@ class Settings(BaseSettings):
     provider_token: SecretStr = SecretStr("dev-provider-token")
     provider_timeout: Duration = timedelta(seconds=5)
     provider_breaker_cooldown: Duration = timedelta(seconds=30)
+    # SportMonks Cricket v2 is another API (base URL, token in the query) with the same transport.
+    cricket_provider_url: str = "http://127.0.0.1:8100/api/v2.0"
+    cricket_provider_token: SecretStr = SecretStr("dev-provider-token")
+    cricket_stumps_interval: OptionalDuration = timedelta(minutes=5)
+    cricket_post_match_rechecks: DurationList = (
+        timedelta(minutes=2),
+        timedelta(minutes=10),
+        timedelta(hours=1),
+        timedelta(hours=6),
+        timedelta(hours=24),
+    )
 
     poll_interval_live: OptionalDuration = timedelta(seconds=2.5)
     poll_interval_idle: OptionalDuration = timedelta(seconds=5)

@@ -16,6 +16,7 @@ import redis.asyncio as aioredis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from activities.provider.client import SportMonksClient
+from activities.provider.cricket.client import CricketClient
 from activities.push.apns import ApnsClient
 from activities.watched import WatchedMatches
 from scoreline.db.engine import create_engine
@@ -41,6 +42,7 @@ class WorkerDependencies:
     pools: Pools
     redis: aioredis.Redis
     provider: SportMonksClient
+    cricket: CricketClient
     read_copies: ReadCopyRefresher
     """Refreshes the fans' read copies after desk commits, coalesced, off the commit's path."""
     apns: ApnsClient | None
@@ -71,6 +73,8 @@ async def worker_dependencies(settings: Settings) -> AsyncIterator[WorkerDepende
         stack.push_async_callback(redis.aclose)
         provider = SportMonksClient.from_settings(settings)
         stack.push_async_callback(provider.aclose)
+        cricket = CricketClient.from_settings(settings)
+        stack.push_async_callback(cricket.aclose)
         apns = ApnsClient.from_settings(settings) if settings.apns_key_path else None
         if apns is not None:
             stack.push_async_callback(apns.aclose)
@@ -83,6 +87,7 @@ async def worker_dependencies(settings: Settings) -> AsyncIterator[WorkerDepende
             pools=pools,
             redis=redis,
             provider=provider,
+            cricket=cricket,
             read_copies=read_copies,
             apns=apns,
             watched=watched,

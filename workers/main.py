@@ -91,10 +91,13 @@ def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) 
         live=settings.poll_interval_live,
         idle=settings.poll_interval_idle,
         reconcile=settings.reconcile_interval,
+        stumps=settings.cricket_stumps_interval,
     )
-    matches = WatchActivities(deps.provider, store, pools.ingest, deps.redis, polling, deps.watched)
+    matches = WatchActivities(
+        deps.provider, store, pools.ingest, deps.redis, polling, deps.watched, cricket=deps.cricket
+    )
     runs = MatchRuns.from_settings(client, pools.background, settings)
-    fixtures = FixtureSyncActivities(deps.provider, store, runs)
+    fixtures = FixtureSyncActivities(deps.provider, store, runs, cricket=deps.cricket)
     probe = ProbeActivities(pools.background, deps.redis)
     commands = CommandActivities(pools.commands, deps.read_copies)
     pushes = PushActivities(pools.pushes, deps.apns, FanoutConfig.from_settings(settings))

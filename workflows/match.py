@@ -13,6 +13,11 @@ The lifecycle (design §2):
 A provider that stays down through the backfill or a postponed recheck never fails the match: the
 fetch is given up, the end push goes out with what is known, and a later replay can amend it.
 
+A cricket match (its id says so) is the same lifecycle with two additions: every ball is a
+material change (the watch decides), and after the end push the fixture is fetched again on
+durable timers (`post_match_rechecks_seconds`: by default 2 min, 10 min, 1 h, 6 h and 24 h), since
+the provider edits balls in place long after `Finished`; every output follows those amendments.
+
 Two parts live in their own classes, owned here: the desk commands (`match_desk`: the `submit`
 Update, serialised and answered only after the commit) and the Live Activity pushes
 (`match_pushes`: lanes, stamping, coalescing). While desks own the score (`desk` mode) the provider
@@ -42,6 +47,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from activities.watch import WatchActivities
     from domain.commands import CommandAnswer, CommandRequest
+    from domain.cricket.board import cricket_provider_id
     from domain.progress import IngestSummary, MatchProgress
     from domain.push_plan import end_push, start_push, update_push
     from domain.rules import COMMAND_SHAPE_ERROR, CommandShapeError, parse_command
@@ -198,10 +204,20 @@ class MatchWorkflow:
         if self._pushes.started:
             self._pushes.close(end_push(start.fixture_id, self.current, workflow.now()))
         await workflow.wait_condition(lambda: workflow.all_handlers_finished() and self._pushes.done())
+        if self._source == "provider" and cricket_provider_id(start.fixture_id) is not None:
+            await self._recheck_after_the_end(start.fixture_id, options)
         workflow.logger.info(
             "match workflow finished", extra={"fixture_id": start.fixture_id, "state": self.current.state}
         )
         return self._outcome()
+
+    async def _recheck_after_the_end(self, fixture_id: int, options: MatchOptions) -> None:
+        """Late ball edits: fetch the fixture after each wait; the ingest logs any as amendments."""
+        for wait in options.post_match_rechecks_seconds:
+            await workflow.sleep(timedelta(seconds=wait))
+            summary = await self._fetch(fixture_id, "postmatch")
+            if summary is not None:
+                self.current = summary.progress
 
     def _outcome(self) -> MatchOutcome:
         return MatchOutcome(

@@ -73,6 +73,9 @@ class MatchOptions(BaseModel):
     postponed_give_up_seconds: float = 7 * 24 * 3600
     watch_task_queue: str | None = None
     """Queue of the watch activity; None = this workflow's queue."""
+    post_match_rechecks_seconds: tuple[float, ...] = ()
+    """Cricket: after the end, the fixture is fetched again after each of these waits (in turn),
+    so balls the provider edits minutes or days later still reach every output."""
 
 
 class MatchInput(BaseModel):

@@ -12,7 +12,10 @@ rules testable on their own:
   comes back is restored by an `amendment`;
 - an absent relation (include not honoured) is not an empty one: it never counts a miss;
 - a state change is a `state` entry; a score change with no other entry in the batch is a
-  `score` entry, so every visible change moves the version.
+  `score` entry, so every visible change moves the version;
+- cricket: a ball is an item of the `balls` stream; its whole delivery (`Item.ball`) is material,
+  so a ball edited in place (a run turned into a leg bye, days later) is an amendment. The board's
+  score is each side's runs in its latest innings, from the balls.
 """
 
 from __future__ import annotations
@@ -28,7 +31,16 @@ from domain.snapshot import Item, MatchState, Snapshot
 MISSES_TO_RETRACT = 2
 """A removal must be seen on two consecutive full listings: one odd response retracts nothing."""
 
-MATERIAL_FIELDS = ("type", "side", "player_id", "related_player_id", "minute", "extra_minute", "rescinded")
+MATERIAL_FIELDS = (
+    "type",
+    "side",
+    "player_id",
+    "related_player_id",
+    "minute",
+    "extra_minute",
+    "rescinded",
+    "ball",
+)
 
 EventKey = tuple[str, int]
 
@@ -140,9 +152,13 @@ def _material_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> tu
 
 
 def _next_board(snapshot: Snapshot, board: Board) -> Board:
-    """The provider's own score wins (it follows VAR); an absent `scores` relation keeps ours."""
+    """The provider's own score wins (it follows VAR); an absent `scores` relation keeps ours.
+
+    A cricket score is each side's runs in its latest innings, from the board."""
     home, away = board.home, board.away
-    if snapshot.scores is not None:
+    if snapshot.cricket is not None:
+        home, away = snapshot.cricket.runs_of("home"), snapshot.cricket.runs_of("away")
+    elif snapshot.scores is not None:
         current = snapshot.scores.current
         home, away = (current.home, current.away) if current is not None else (0, 0)
     return Board(version=board.version, state=snapshot.state.value, home=home, away=away)

@@ -29,9 +29,11 @@ from activities.ingest.plan import (
     item_body,
     plan,
 )
+from domain.cricket.board import CricketBoard
+from domain.cricket.live import CricketLine, line_of
 from domain.moments import MOMENT_ENTRY_KINDS, KeyMoment, entry_moment, moments_of
 from domain.progress import IngestSummary
-from domain.snapshot import Item, MatchState, Snapshot
+from domain.snapshot import Item, MatchState, Snapshot, Stream
 from scoreline.db.tables import fixture, match_event, scoreboard, timeline_item
 from scoreline.metrics.instruments import metrics
 from scoreline.outbox.writer import announce
@@ -59,6 +61,7 @@ class IngestStore:
             board = await _load_board(conn, snapshot.fixture_id)
             if mode == "desk":
                 return _desk_owned(snapshot, board)
+            snapshot = await _keep_ball_facts(conn, snapshot)
             known = await _load_known(conn, snapshot.fixture_id)
             decided = plan(snapshot, known, board)
             writer = _LogWriter(conn, snapshot.fixture_id, board.version, trace_id)
@@ -115,6 +118,7 @@ class IngestStore:
             kickoff=row.starting_at,
             key_moments=moments,
             trace_id=row.trace_id,
+            cricket=_stored_line(row.body),
         )
 
     async def upsert_fixtures(self, snapshots: list[Snapshot]) -> int:
@@ -183,6 +187,28 @@ async def _load_board(conn: AsyncConnection, fixture_id: int) -> Board:
     if row is None:
         return Board(version=int(last_seq))
     return Board(version=int(last_seq), state=row.state, home=row.home_score, away=row.away_score)
+
+
+async def _keep_ball_facts(conn: AsyncConnection, snapshot: Snapshot) -> Snapshot:
+    """A cricket answer without its balls (an include not honoured) never takes back what the
+    balls showed: the stored board's innings, batters, bowler and last six stand."""
+    if snapshot.cricket is None or snapshot.balls is not None:
+        return snapshot
+    body = await conn.scalar(select(scoreboard.c.body).where(scoreboard.c.fixture_id == snapshot.fixture_id))
+    stored = _stored_board(body)
+    if stored is None:
+        return snapshot
+    return snapshot.model_copy(update={"cricket": stored.with_facts_of(snapshot.cricket)})
+
+
+def _stored_board(body: Mapping[str, Any] | None) -> CricketBoard | None:
+    raw = (body or {}).get("cricket")
+    return None if raw is None else CricketBoard.model_validate(raw)
+
+
+def _stored_line(body: Mapping[str, Any] | None) -> CricketLine | None:
+    board = _stored_board(body)
+    return None if board is None else line_of(board)
 
 
 async def _load_known(conn: AsyncConnection, fixture_id: int) -> dict[EventKey, KnownEvent]:
@@ -274,6 +300,7 @@ async def _insert_event(writer: _LogWriter, item: Item, source: Source) -> None:
             "type": item.type.value,
             "side": _side(item),
             "rescinded": item.rescinded,
+            **_ball_entry(item),
         },
         match_event_id=inserted,
         minute=item.minute,
@@ -340,13 +367,27 @@ async def _update_event(conn: AsyncConnection, event_id: int, item: Item, *, res
     await conn.execute(match_event.update().where(match_event.c.id == event_id).values(**values))
 
 
+def _ball_entry(item: Item) -> dict[str, Any]:
+    """What a ball's log entry says beyond its type: where it was bowled, what it gave, and the
+    milestone it brought (a fifty or hundred is a key moment, see `domain.moments`)."""
+    ball = item.ball
+    if ball is None:
+        return {}
+    entry: dict[str, Any] = {"over": ball.notation, "innings": ball.innings, "runs": ball.runs}
+    if ball.milestone is not None:
+        entry["milestone"] = ball.milestone
+    return entry
+
+
 def _event_columns(item: Item) -> dict[str, Any]:
+    # Balls have no match minute: ordered by their provider id, which rises in bowling order.
+    sort_order = item.provider_id if item.stream is Stream.BALLS else item.sort_order
     return {
         "type": item.type.value,
         "provider_type_id": item.provider_type_id,
         "minute": item.minute,
         "extra_minute": item.extra_minute,
-        "sort_order": item.sort_order,
+        "sort_order": sort_order,
         "side": _side(item),
     }
 
@@ -391,12 +432,15 @@ def _board_body(snapshot: Snapshot) -> dict[str, Any]:
             pair = getattr(scores, name)
             if pair is not None:
                 periods[name] = {"home": pair.home, "away": pair.away}
-    return {
+    body: dict[str, Any] = {
         "minute": snapshot.minute,
         "periods": periods,
         "provider_state": snapshot.provider_state,
         "finished_after": snapshot.finished_after.value if snapshot.finished_after else None,
     }
+    if snapshot.cricket is not None:
+        body["cricket"] = snapshot.cricket.model_dump(mode="json")
+    return body
 
 
 async def _announce(
@@ -466,6 +510,7 @@ def _summary(
         key_moments=(*unreported, *writer.key_moments),
         pending_misses=len(decided.misses),
         trace_id=writer.trace_id,
+        cricket=None if snapshot.cricket is None else line_of(snapshot.cricket),
     )
 
 

@@ -1,7 +1,7 @@
 """The typed face of the provider: snapshots in domain terms, and the one shared live poll.
 
 `SportMonksClient` turns `SportMonksTransport` envelopes into `Snapshot`s with the pure normaliser.
-A fixture the normaliser rejects is logged and left out; it never spoils the others. The live board
+A fixture the normaliser rejects is logged and left out (`listing`); it never spoils the others. The live board
 (`livescores/inplay`) is coalesced: every watcher in the process asking within one poll interval
 shares one upstream request and one normalisation. Per-fixture endpoints are for reconcile and
 backfill and are not coalesced.
@@ -9,9 +9,7 @@ backfill and are not coalesced.
 
 from __future__ import annotations
 
-import asyncio
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from types import TracebackType
@@ -21,21 +19,17 @@ from activities.provider.coalescing import Coalescer, CoalescerStats
 from activities.provider.config import ProviderClientConfig
 from activities.provider.envelope import Envelope
 from activities.provider.errors import ProviderPayloadError, ProviderPayloadInvalid
+from activities.provider.listing import normalise_listing, note_missing
 from activities.provider.normaliser import normalise_fixture, normalise_fixtures
 from activities.provider.transport import SportMonksTransport, TransportStats
 from domain.snapshot import Snapshot
-from scoreline.logging import get_logger
 from scoreline.settings import Settings
-
-log = get_logger(__name__)
 
 LIVE_ENDPOINT = "livescores/inplay"
 MULTI_CHUNK = 50  # the provider's maximum ids per `fixtures/multi` request
 PER_PAGE = 50  # the provider's maximum page size
 # 20,000 rows is where the provider stops offset pagination; a backfill beyond it is a bug here.
 MAX_PAGES = 400
-# Lists longer than this are normalised off the event loop.
-INLINE_NORMALISE_MAX = 20
 
 
 @dataclass(frozen=True)
@@ -140,7 +134,7 @@ class SportMonksClient:
         payload: Any = envelope.data if isinstance(envelope.data, dict) else next(iter(envelope.data), None)
         if payload is None:
             return None
-        self._note_missing(envelope.endpoint, [payload])
+        note_missing(envelope.endpoint, [payload], self._relations)
         try:
             return normalise_fixture(payload)
         except ProviderPayloadError as error:
@@ -192,34 +186,4 @@ class SportMonksClient:
         )
 
     async def _snapshots(self, envelope: Envelope) -> tuple[list[Snapshot], list[ProviderPayloadError]]:
-        items = envelope.items
-        self._note_missing(envelope.endpoint, items)
-        if len(items) > INLINE_NORMALISE_MAX:
-            # ~0.2 ms of CPU per fixture: a 500-match board would stall every other task in the
-            # worker for ~0.1 s. In a thread the loop keeps its turns (the GIL is handed over
-            # every few ms) and cached-board callers are answered meanwhile.
-            results = await asyncio.to_thread(normalise_fixtures, items)
-        else:
-            results = normalise_fixtures(items)
-        snapshots: list[Snapshot] = []
-        rejected: list[ProviderPayloadError] = []
-        for result in results:
-            if isinstance(result, Snapshot):
-                snapshots.append(result)
-            else:
-                rejected.append(result)
-                log.warning("provider.fixture_rejected", endpoint=envelope.endpoint, **result.to_dict())
-        return snapshots, rejected
-
-    def _note_missing(self, endpoint: str, items: Sequence[Any]) -> None:
-        # The provider drops includes it does not honour without saying so; the snapshot then has
-        # `None` for that relation (never "empty"), and this line makes the gap visible.
-        missing: Counter[str] = Counter()
-        for item in items:
-            if isinstance(item, dict):
-                keys = {str(key).lower() for key in item}
-                missing.update(relation for relation in self._relations if relation not in keys)
-        if missing:
-            log.info(
-                "provider.includes_missing", endpoint=endpoint, fixtures=len(items), missing=dict(missing)
-            )
+        return await normalise_listing(envelope, normalise_fixtures, self._relations)

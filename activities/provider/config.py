@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from scoreline.settings import Settings
 
@@ -19,6 +20,8 @@ DEFAULT_INCLUDES = "participants;scores;state;periods;events.type;timeline"
 DEFAULT_LIVE_TTL = 2.5
 
 Clock = Callable[[], float]
+TokenPlacement = Literal["header", "query"]
+"""Football v3 takes the token in `Authorization`; Cricket v2 only as the `api_token` parameter."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,9 @@ class ProviderClientConfig:
         rate_limit_fallback: Seconds to hold off after a 429 that says nothing about its reset.
         clock: Monotonic seconds; injectable so tests move time instead of waiting.
         wall: Epoch seconds, for the `retry_at` and `fetched_at` times callers see.
+        prefix: The API's path below the base URL (`/v3/football`; empty when the URL has it).
+        token_in: Where the token travels (see `TokenPlacement`).
+        upstream: The breaker's name and the `upstream` label of its metrics.
     """
 
     token: str
@@ -87,6 +93,9 @@ class ProviderClientConfig:
     rate_limit_fallback: float = 60.0
     clock: Clock = time.monotonic
     wall: Clock = time.time
+    prefix: str = FOOTBALL_PREFIX
+    token_in: TokenPlacement = "header"
+    upstream: str = "football"
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ProviderClientConfig:

@@ -1,8 +1,9 @@
 """The SportMonks response envelope, checked once so the rest of the client can trust its shape.
 
-`{"data": ..., "pagination"?: ..., "subscription": [...], "rate_limit": {...}, "timezone": "UTC"}`;
-an empty result is HTTP 200 with a `message` and **no** `data` (provider-api.md §5.3), which is an
-empty result here, not an error. Anything else that decodes as JSON but is not an envelope is a
+Football v3: `{"data": ..., "pagination"?: ..., "subscription": [...], "rate_limit": {...}, "timezone":
+"UTC"}`; an empty result is HTTP 200 with a `message` and **no** `data` (provider-api.md §5.3), which is
+an empty result here, not an error. Cricket v2: `{"data": ...}`, lists paginated the Laravel way
+(`links`, `meta: {current_page, last_page, per_page, total}`), no rate-limit block. Anything else that decodes as JSON but is not an envelope is a
 `ProviderPayloadInvalid`. Unknown keys are ignored (the provider adds fields over time).
 """
 
@@ -82,7 +83,7 @@ def parse_envelope(endpoint: str, body: object, attempts: int = 1) -> Envelope:
         endpoint=endpoint,
         data=data,
         message=message,
-        pagination=_pagination(body.get("pagination")),
+        pagination=_pagination(body.get("pagination")) or _laravel_pagination(body.get("meta")),
         rate_limit_remaining=remaining_calls(body),
         attempts=attempts,
     )
@@ -100,3 +101,14 @@ def _pagination(raw: object) -> Pagination | None:
         next_page=page if isinstance(page, str) and page else None,
         current_page=current if isinstance(current, int) and not isinstance(current, bool) else None,
     )
+
+
+def _laravel_pagination(raw: object) -> Pagination | None:
+    """Cricket v2's `meta` block; more pages while `current_page < last_page`."""
+    if raw is None:
+        return None
+    current = raw.get("current_page") if isinstance(raw, Mapping) else None
+    last = raw.get("last_page") if isinstance(raw, Mapping) else None
+    if not isinstance(current, int) or isinstance(current, bool) or not isinstance(last, int):
+        raise ProviderPayloadInvalid("meta", "expected integer current_page and last_page", "pagination")
+    return Pagination(has_more=current < last, current_page=current)

@@ -29,7 +29,7 @@ from tenacity import (
 )
 
 from activities.provider.breaker import BreakerOpen, BreakerStats, CircuitBreaker
-from activities.provider.config import FOOTBALL_PREFIX, ProviderClientConfig
+from activities.provider.config import ProviderClientConfig
 from activities.provider.envelope import Envelope, parse_envelope
 from activities.provider.errors import (
     ProviderAuthError,
@@ -58,8 +58,6 @@ RETRYABLE_STATUSES = frozenset({408})
 KEEPALIVE_EXPIRY = 30.0
 # Bodies larger than this are decoded off the event loop.
 INLINE_DECODE_MAX = 512 * 1024
-UPSTREAM = "football"
-"""The breaker's name and the `upstream` label of its metrics."""
 OUTCOME_LABELS = {
     "ok": "ok",
     "timeout": "timeout",
@@ -114,7 +112,7 @@ class TransportStats:
 
 
 class SportMonksTransport:
-    """GETs against the SportMonks Football API with timeouts, retries, breaker and bulkhead.
+    """GETs against a SportMonks API (Football v3, Cricket v2) with timeouts, retries, breaker and bulkhead.
 
     One per worker process: it owns the keep-alive connection pool, the breaker and the 429 window,
     all of which only work if every caller in the process shares them.
@@ -133,7 +131,7 @@ class SportMonksTransport:
         self._http = http
         self._config = config
         self._owns_http = owns_http
-        self._breaker = CircuitBreaker(UPSTREAM, config.breaker, config.clock)
+        self._breaker = CircuitBreaker(config.upstream, config.breaker, config.clock)
         self._gate = RateLimitGate(config.clock, config.wall)
         self._bulkhead = asyncio.Semaphore(config.max_concurrency)
         self._sent = 0
@@ -142,12 +140,13 @@ class SportMonksTransport:
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, config: ProviderClientConfig | None = None
+        cls, settings: Settings, config: ProviderClientConfig | None = None, *, base_url: str | None = None
     ) -> SportMonksTransport:
-        """Build the process's transport and its connection pool from the settings."""
+        """Build the process's transport and its connection pool from the settings (football's
+        `PROVIDER_URL` unless `base_url` names another API)."""
         chosen = config or ProviderClientConfig.from_settings(settings)
         http = httpx.AsyncClient(
-            base_url=settings.provider_url,
+            base_url=base_url or settings.provider_url,
             timeout=httpx.Timeout(chosen.timeout),
             limits=httpx.Limits(
                 max_connections=chosen.max_concurrency,
@@ -186,12 +185,12 @@ class SportMonksTransport:
             await self._http.aclose()
 
     async def get(self, endpoint: str, path: str, params: Mapping[str, str] | None = None) -> Envelope:
-        """GET `/v3/football/{path}` and return its checked envelope.
+        """GET `{prefix}/{path}` and return its checked envelope.
 
         Args:
             endpoint: The endpoint's name for logs and errors (`fixtures/{id}`).
-            path: The concrete path below the football prefix (`fixtures/123`).
-            params: Query parameters (never the token: it travels in `Authorization`).
+            path: The concrete path below the API's prefix (`fixtures/123`).
+            params: Query parameters (never the token: the transport adds it where the API wants it).
 
         Raises:
             ProviderRateLimited: inside a 429 window (nothing was sent) or on a fresh 429.
@@ -200,7 +199,7 @@ class SportMonksTransport:
             ProviderRequestError: another 4xx.
             ProviderPayloadInvalid: valid JSON that is not an envelope.
         """
-        call = _Call(endpoint=endpoint, path=f"{FOOTBALL_PREFIX}/{path}", params=dict(params or {}))
+        call = _Call(endpoint=endpoint, path=f"{self._config.prefix}/{path}", params=dict(params or {}))
         try:
             self._gate.check(endpoint)
             self._breaker.check()
@@ -275,13 +274,18 @@ class SportMonksTransport:
             return envelope
 
     async def _exchange(self, call: _Call) -> Envelope:
-        headers = {"Authorization": self._config.token}
+        headers: dict[str, str] = {}
+        params = dict(call.params)
+        if self._config.token_in == "header":
+            headers["Authorization"] = self._config.token
+        else:
+            params["api_token"] = self._config.token
         trace_id = current_trace_id()
         if trace_id is not None:
             headers["traceparent"] = traceparent_for(trace_id)
         try:
             async with asyncio.timeout(self._config.timeout):
-                response = await self._http.get(call.path, params=call.params, headers=headers)
+                response = await self._http.get(call.path, params=params, headers=headers)
         except (TimeoutError, httpx.TimeoutException) as exc:
             raise _Transient("timeout", f"no complete answer within {self._config.timeout}s") from exc
         except (httpx.NetworkError, httpx.RemoteProtocolError, httpx.DecodingError) as exc:

@@ -15,7 +15,19 @@ rather than sent as `null` (a `null` has broken decoding in the field; a dropped
     minute      Int?     match minute, when the provider gives one
     detail      String?  one extra line, e.g. a cricket innings "187/4 (20 ov)"
     lastMoment  {kind: String, side: String?, minute: Int?}?   the last key moment (goal, red card ...)
+    cricket     {...}?   a cricket match's line (below)
     version     Int      scoreboard version; a device never shows a lower one after a higher
+
+The cricket line (`domain.cricket.live.CricketLine`), what cricket widgets show:
+
+    batting       String?  home | away: the side batting (or that batted last)
+    runs, wickets Int      its innings so far, `overs` String "18.4"
+    other         String?  the other side's latest innings, "173/6"
+    striker, nonStriker  {name: String?, runs: Int, balls: Int}?
+    bowler        String?  "Name 3.5-0-28-1" (overs-maidens-runs-wickets)
+    lastSix       [String] the last six deliveries: "W", "4", "0", "1lb", "2wd", "1nb"
+    target, need, ballsLeft  Int?   in a chase; requiredRate Double?
+    superOver     Bool
 
 The static attributes (`MatchActivityAttributes`) are `fixtureId`, `homeTeam`, `awayTeam` and
 `competition` (optional).
@@ -34,6 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from domain.cricket.live import BatterLine, CricketLine
 from domain.moments import KeyMoment
 from domain.pushes import LiveState, PushInput
 
@@ -41,7 +54,7 @@ ATTRIBUTES_TYPE = "MatchActivityAttributes"
 MAX_PAYLOAD_BYTES = 4096
 ALERT_BODY_SHORT = 64
 ALERT_TITLE_SHORT = 32
-OPTIONAL_STATE_FIELDS = ("lastMoment", "detail", "minute")
+OPTIONAL_STATE_FIELDS = ("lastMoment", "detail", "minute", "cricket")
 """Dropped in this order when a payload is too large: the least useful first."""
 
 Payload = dict[str, Any]
@@ -53,6 +66,9 @@ _MOMENT_TITLES = {
     "red_card": "Red card: {team}",
     "second_yellow": "Red card: {team}",
     "wicket": "Wicket! {team}",
+    "fifty": "Fifty! {team}",
+    "hundred": "Hundred! {team}",
+    "innings_end": "End of innings",
     "retraction": "Decision reversed",
 }
 
@@ -110,18 +126,55 @@ def content_state(state: LiveState, moment: KeyMoment | None, names: FixtureName
         if moment.minute is not None:
             last["minute"] = moment.minute
         document["lastMoment"] = last
+    if state.cricket is not None:
+        document["cricket"] = cricket_state(state.cricket)
     document["version"] = state.version
+    return document
+
+
+def cricket_state(line: CricketLine) -> Payload:
+    """The cricket block of the content-state (camelCase, absent fields left out)."""
+    block: Payload = {
+        "runs": line.runs,
+        "wickets": line.wickets,
+        "overs": line.overs,
+        "lastSix": list(line.last_six),
+        "superOver": line.super_over,
+    }
+    optional: dict[str, Any] = {
+        "batting": line.batting,
+        "other": line.other,
+        "striker": _batter(line.striker),
+        "nonStriker": _batter(line.non_striker),
+        "bowler": line.bowler,
+        "target": line.target,
+        "need": line.need,
+        "ballsLeft": line.balls_left,
+        "requiredRate": line.required_rate,
+    }
+    block.update({key: value for key, value in optional.items() if value is not None})
+    return block
+
+
+def _batter(batter: BatterLine | None) -> Payload | None:
+    if batter is None:
+        return None
+    document: Payload = {"runs": batter.runs, "balls": batter.balls}
+    if batter.name:
+        document["name"] = batter.name
     return document
 
 
 def alert(push: PushInput, names: FixtureNames) -> dict[str, str]:
     """The alert's title and body; the sound is the app's default."""
     score = score_line(push.state, names)
+    cricket = push.state.cricket is not None
     if push.kind == "start":
         title = f"{names.home} v {names.away}"
-        body = f"Kick-off · {names.competition}" if names.competition else "Kick-off"
+        opening = "Play under way" if cricket else "Kick-off"
+        body = f"{opening} · {names.competition}" if names.competition else opening
     elif push.kind == "end":
-        title, body = "Full time", score
+        title, body = ("Result" if cricket else "Full time"), score
     elif push.moment is not None:
         team = names.home if push.moment.side == "home" else names.away if push.moment.side else ""
         template = _MOMENT_TITLES.get(push.moment.kind, push.moment.kind.replace("_", " ").capitalize())
@@ -132,7 +185,12 @@ def alert(push: PushInput, names: FixtureNames) -> dict[str, str]:
 
 
 def score_line(state: LiveState, names: FixtureNames) -> str:
-    """`Riverside FC 1-0 Harbour United (23')`."""
+    """`Riverside FC 1-0 Harbour United (23')`; in cricket `CSK 176/4 (18.4 ov) · RCB 173/6`."""
+    cricket = state.cricket
+    if cricket is not None and cricket.batting is not None:
+        batting, other = (names.home, names.away) if cricket.batting == "home" else (names.away, names.home)
+        text = f"{batting} {cricket.runs}/{cricket.wickets} ({cricket.overs} ov)"
+        return f"{text} · {other} {cricket.other}" if cricket.other else text
     line = f"{names.home} {state.home}-{state.away} {names.away}"
     return f"{line} ({state.minute}')" if state.minute is not None else line
 

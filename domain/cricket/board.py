@@ -243,3 +243,25 @@ class CricketBoard(_Frozen):
     @property
     def current(self) -> InningsTotal | None:
         return self.innings[-1] if self.innings else None
+
+    def with_facts_of(self, fresh: CricketBoard) -> CricketBoard:
+        """This board's ball-derived figures with `fresh`'s status-derived facts.
+
+        For an answer that came without its balls: its innings are only the provider's `runs`
+        include and it knows no batters, bowler or last six, so those stay as the balls showed
+        them; the result, the revised target, stumps and the toss are the answer's own.
+        """
+        return self.model_copy(
+            update={
+                "format": fresh.format or self.format,
+                "scheduled_overs": fresh.scheduled_overs or self.scheduled_overs,
+                "target_overs": fresh.target_overs,
+                "revised": fresh.revised,
+                "target": fresh.target if fresh.revised else self.target,
+                "result": fresh.result,
+                "stumps_day": fresh.stumps_day,
+                "super_over": fresh.super_over,
+                "toss_won_team_id": fresh.toss_won_team_id,
+                "elected": fresh.elected,
+            }
+        )

@@ -50,6 +50,9 @@ def match_options(settings: Settings) -> MatchOptions:
         postponed_recheck_seconds=settings.postponed_recheck_interval.total_seconds(),
         postponed_give_up_seconds=settings.postponed_give_up.total_seconds(),
         watch_task_queue=settings.temporal_watch_task_queue,
+        post_match_rechecks_seconds=tuple(
+            delay.total_seconds() for delay in settings.cricket_post_match_rechecks
+        ),
     )
 
 

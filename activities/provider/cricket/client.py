@@ -1,0 +1,191 @@
+"""SportMonks Cricket v2 as Scoreline needs it: the live board, fixtures by id and by dates, the score table.
+
+The same transport as football (timeouts, retries, breaker, bulkhead, 429 window), pointed at
+`CRICKET_PROVIDER_URL` with the token as the `api_token` parameter and comma-separated includes.
+Fixture ids are Scoreline's (`domain.cricket.board.cricket_fixture_id`): the client maps them to
+the provider's and back, so nothing else knows the two numberings exist.
+
+`livescores` is coalesced like football's board: every cricket match watched in the process
+shares one request per poll interval. The `/scores` lookup table (what a ball's `score_id` means)
+is fetched once and kept for an hour; it is only needed for a ball that arrives without its
+embedded `score`, and a score id found nowhere stays an unknown outcome rather than an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import UTC, date, datetime
+from types import TracebackType
+from typing import Any, Self
+
+from activities.provider.client import LiveBoard, ProviderClientStats
+from activities.provider.coalescing import Coalescer
+from activities.provider.config import ProviderClientConfig
+from activities.provider.cricket.normaliser import (
+    normalise_cricket_fixture,
+    normalise_cricket_fixtures,
+    parse_score_rows,
+)
+from activities.provider.cricket.payload import ScoreRow
+from activities.provider.errors import (
+    ProviderError,
+    ProviderPayloadError,
+    ProviderPayloadInvalid,
+    ProviderRequestError,
+)
+from activities.provider.listing import normalise_listing, note_missing
+from activities.provider.transport import SportMonksTransport
+from domain.cricket.board import cricket_provider_id
+from domain.snapshot import Snapshot
+from scoreline.logging import get_logger
+from scoreline.settings import Settings
+
+log = get_logger(__name__)
+
+LIVE_ENDPOINT = "livescores"
+FIXTURE_INCLUDES = "balls,runs,localteam,visitorteam"
+"""`balls` alone embeds each ball's score row, batter, bowler and team (cricket.md §3)."""
+LIST_INCLUDES = "localteam,visitorteam"
+"""A fixture list only needs the facts: the match's own polls fetch its balls."""
+SCORES_TTL = 3600.0
+MAX_PAGES = 200
+
+
+def cricket_config(settings: Settings) -> ProviderClientConfig:
+    """The football client's behaviour with Cricket v2's URL layout, token and poll interval."""
+    return replace(
+        ProviderClientConfig.from_settings(settings),
+        token=settings.cricket_provider_token.get_secret_value(),
+        prefix="",
+        token_in="query",
+        upstream="cricket",
+        includes=FIXTURE_INCLUDES,
+    )
+
+
+class CricketClient:
+    """Cricket v2 envelopes into `Snapshot`s. One per worker process, injected like the football one.
+
+    Every method raises only `ProviderError` subclasses.
+    """
+
+    def __init__(self, transport: SportMonksTransport) -> None:
+        config = transport.config
+        self._transport = transport
+        self._includes = config.includes
+        self._relations = frozenset(
+            part.split(".")[0].strip().lower() for part in config.includes.split(",") if part.strip()
+        )
+        self._live = Coalescer[LiveBoard](config.live_ttl, config.clock)
+        self._wall = config.wall
+        self._clock = config.clock
+        self._scores: Mapping[int, ScoreRow] | None = None
+        self._scores_at = 0.0
+
+    @classmethod
+    def from_settings(cls, settings: Settings, config: ProviderClientConfig | None = None) -> CricketClient:
+        transport = SportMonksTransport.from_settings(
+            settings, config or cricket_config(settings), base_url=settings.cricket_provider_url
+        )
+        return cls(transport)
+
+    @property
+    def transport(self) -> SportMonksTransport:
+        return self._transport
+
+    @property
+    def stats(self) -> ProviderClientStats:
+        return ProviderClientStats(transport=self._transport.stats, live=self._live.stats)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._live.aclose()
+        await self._transport.aclose()
+
+    async def live(self) -> LiveBoard:
+        """Every cricket fixture in play; at most one upstream request per poll interval per process."""
+        return await self._live.get(LIVE_ENDPOINT, self._fetch_live)
+
+    async def live_snapshot(self, fixture_id: int) -> Snapshot | None:
+        """One fixture from the shared live board; None when it is not on it."""
+        return (await self.live()).get(fixture_id)
+
+    async def fixture(self, fixture_id: int) -> Snapshot | None:
+        """One fixture with its balls; None when the provider has no such fixture.
+
+        Raises:
+            ProviderPayloadInvalid: the provider's fixture cannot be normalised.
+        """
+        provider_id = cricket_provider_id(fixture_id)
+        if provider_id is None:
+            return None
+        try:
+            envelope = await self._transport.get(
+                "fixtures/{id}", f"fixtures/{provider_id}", {"include": self._includes}
+            )
+        except ProviderRequestError as error:
+            if error.status == 404:
+                return None
+            raise
+        payload: Any = (
+            envelope.data if isinstance(envelope.data, dict) else next(iter(envelope.data or []), None)
+        )
+        if payload is None:
+            return None
+        note_missing(envelope.endpoint, [payload], self._relations)
+        scores = await self.scores()
+        try:
+            return normalise_cricket_fixture(payload, scores)
+        except ProviderPayloadError as error:
+            raise ProviderPayloadInvalid.wrap(error) from None
+
+    async def fixtures_between(self, start: date, end: date) -> list[Snapshot]:
+        """Fixtures starting from `start` to `end` (UTC dates, inclusive), every page."""
+        params = {
+            "filter[starts_between]": f"{start.isoformat()},{end.isoformat()}",
+            "include": LIST_INCLUDES,
+        }
+        found: list[Snapshot] = []
+        for page in range(1, MAX_PAGES + 1):
+            envelope = await self._transport.get("fixtures", "fixtures", {**params, "page": str(page)})
+            snapshots, _ = await normalise_listing(
+                envelope, normalise_cricket_fixtures, frozenset({"localteam", "visitorteam"})
+            )
+            found.extend(snapshots)
+            if envelope.pagination is None or not envelope.pagination.has_more:
+                return found
+        raise ProviderPayloadInvalid("meta", f"more than {MAX_PAGES} pages", "too_many_pages")
+
+    async def scores(self) -> Mapping[int, ScoreRow] | None:
+        """The score lookup table, fetched at most once an hour; None while the provider fails it."""
+        if self._scores is not None and self._clock() - self._scores_at < SCORES_TTL:
+            return self._scores
+        try:
+            envelope = await self._transport.get("scores", "scores")
+            self._scores = parse_score_rows(envelope.items)
+            self._scores_at = self._clock()
+        except ProviderError as error:
+            log.warning("cricket score table unavailable", error=str(error), kind=type(error).__name__)
+        return self._scores
+
+    async def _fetch_live(self) -> LiveBoard:
+        envelope = await self._transport.get(LIVE_ENDPOINT, LIVE_ENDPOINT, {"include": self._includes})
+        scores = await self.scores()
+
+        def normalise(items: Any) -> list[Snapshot | ProviderPayloadError]:
+            return normalise_cricket_fixtures(items, scores)
+
+        snapshots, rejected = await normalise_listing(envelope, normalise, self._relations)
+        return LiveBoard(
+            fixtures={snapshot.fixture_id: snapshot for snapshot in snapshots},
+            fetched_at=datetime.fromtimestamp(self._wall(), tz=UTC),
+            rejected=tuple(rejected),
+        )
