@@ -15,7 +15,7 @@ from scoreline.settings import DEFAULT_DATA_DIR, Settings
 if TYPE_CHECKING:
     from scoreline.devstack.stack import DevStack
 
-DEMO_RECORDINGS = ("football-three-matches.jsonl",)
+DEMO_RECORDINGS = ("football-three-matches.jsonl", "cricket-t20.jsonl.gz")
 DEMO_SPEED = 60.0
 """A recorded match lasts about 115 minutes of replay time: at 60x it plays in about two."""
 DEMO_START_IN = 10.0

@@ -303,6 +303,9 @@ class DevStack:
             "API_URL": self.addresses["api"],
             "PROVIDER_URL": self.addresses["provider"],
             "PROVIDER_TOKEN": self.environment.provider_token.get_secret_value(),
+            # One simulator serves both APIs: Cricket v2 lives below /api/v2.0.
+            "CRICKET_PROVIDER_URL": f"{self.addresses['provider']}/api/v2.0",
+            "CRICKET_PROVIDER_TOKEN": self.environment.provider_token.get_secret_value(),
             "APNS_URL": self.addresses["apns"],
             "APNS_ADMIN_URL": self.addresses["apns-admin"],
             "APNS_TEAM_ID": self.environment.apns_team_id,
