@@ -92,6 +92,7 @@ from domain.states import PLAYING_STATES
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.devstack.ports import free_port
 from scoreline.settings import Settings
+from simulators.provider.recording_file import read_recording
 from tests.match.harness import start_match
 from tests.support.provider import Provider, recording
 from workers.dependencies import worker_dependencies
@@ -123,7 +124,7 @@ def cloned_recording(directory: Path, count: int, *, start: float, end: float, s
     """
     if start - stagger < SECOND_HALF[0] or end > SECOND_HALF[1]:
         raise ValueError(f"the run must stay inside the second half {SECOND_HALF} of replay time")
-    lines = [json.loads(line) for line in recording(SOURCE).read_text().splitlines() if line.strip()]
+    lines = [json.loads(line) for line in read_recording(recording(SOURCE)).splitlines() if line.strip()]
     header, body = lines[0], lines[1:]
     originals: list[int] = header["fixtures"]
     frames: dict[int, list[dict[str, Any]]] = {fixture_id: [] for fixture_id in originals}

@@ -42,6 +42,7 @@ from activities.provider.config import DEFAULT_INCLUDES
 from scoreline.devstack.ports import free_port
 from scoreline.logging import configure_logging
 from scoreline.settings import Settings
+from simulators.provider.recording_file import read_recording
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDING = ROOT / "recordings" / "football-three-matches.jsonl"
@@ -80,7 +81,7 @@ class Result:
 
 def cloned_recording(directory: Path, count: int, window: float) -> Path:
     """The bundled recording's matches cloned to `count` fixtures, from `MID_MATCH_T` to `+window`."""
-    lines = [json.loads(line) for line in RECORDING.read_text().splitlines() if line.strip()]
+    lines = [json.loads(line) for line in read_recording(RECORDING).splitlines() if line.strip()]
     header, body = lines[0], lines[1:]
     originals: list[int] = header["fixtures"]
     frames: dict[int, list[dict[str, Any]]] = {fixture_id: [] for fixture_id in originals}

@@ -131,10 +131,12 @@ def push_line(pushes: int, before: int | None) -> str:
 
 
 def fixture_ids(recordings: tuple[Path, ...]) -> list[int]:
-    """The fixtures the recordings' headers announce."""
+    """The fixtures the recordings' headers announce (football and cricket, plain or gzip)."""
+    from simulators.provider.recording_file import open_recording
+
     ids: list[int] = []
     for recording in recordings:
-        with recording.open() as lines:
+        with open_recording(recording) as lines:
             header = json.loads(lines.readline())
         ids += [int(fixture) for fixture in header.get("fixtures", ())]
     return ids

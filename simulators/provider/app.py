@@ -1,4 +1,8 @@
-"""The simulator's ASGI app: a SportMonks look-alike serving recordings on a replay clock."""
+"""The simulator's ASGI app: a SportMonks look-alike serving recordings on a replay clock.
+
+Football recordings are served as Football v3 below `/v3/football`, cricket ones as Cricket v2
+below `/api/v2.0`; one process serves both, on one clock, with one set of faults and stats.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from scoreline.logging import get_logger
 from simulators.provider.clock import ReplayClock
 from simulators.provider.config import ProviderSimConfig
 from simulators.provider.envelope import endpoint_not_found_body
-from simulators.provider.routes import control, football, health
+from simulators.provider.routes import control, cricket, football, health
 from simulators.provider.simulator import Simulator
 from simulators.provider.wire import remember_transport
 
@@ -55,6 +59,7 @@ def create_app(config: ProviderSimConfig, *, clock: ReplayClock | None = None) -
     )
     app.state.simulator = simulator
     app.include_router(football.router)
+    app.include_router(cricket.router)
     app.include_router(control.router)
     app.include_router(health.router)
     app.add_exception_handler(StarletteHTTPException, _not_found)
@@ -62,6 +67,7 @@ def create_app(config: ProviderSimConfig, *, clock: ReplayClock | None = None) -
         "provider_sim.loaded",
         recordings=[str(path) for path in config.recordings],
         fixtures=[track.fixture_id for track in simulator.replay.tracks],
+        cricket_fixtures=[track.fixture_id for track in simulator.cricket.tracks],
         scripted_faults=len(simulator.faults.activations),
         speed=simulator.clock.speed,
         t=round(simulator.clock.now(), 3),

@@ -3,13 +3,16 @@
 Scripted faults come from the recordings and start at their line's `t`; live faults come from
 `POST /_sim/faults` and start at the replay time they were posted. Both are judged against the
 replay clock, so moving the test clock ends (or re-enters) a duration fault deterministically.
+A scripted fault without `endpoints` acts on its recording's API only (a cricket recording's
+outage is the cricket API's, as the two are different hosts on the real provider); a live one
+without `endpoints` acts on every data endpoint.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar, cast
 
@@ -31,6 +34,7 @@ class Activation(Generic[S]):
         source: `recording` or `live`.
         used: Responses it has affected so far.
         cleared: Set by `DELETE /_sim/faults`; a cleared fault affects nothing more.
+        scope: The endpoints it may act on besides its own `endpoints` (None: all).
     """
 
     id: str
@@ -39,6 +43,7 @@ class Activation(Generic[S]):
     source: FaultSource
     used: int = 0
     cleared: bool = False
+    scope: Set[Endpoint] | None = None
 
     def in_force(self, t: float) -> bool:
         """True if the fault applies at replay time `t` (any endpoint)."""
@@ -50,6 +55,8 @@ class Activation(Generic[S]):
 
     def applies(self, t: float, endpoint: Endpoint) -> bool:
         """True if the fault applies to a request for `endpoint` at replay time `t`."""
+        if self.scope is not None and endpoint not in self.scope:
+            return False
         return self.in_force(t) and (self.spec.endpoints is None or endpoint in self.spec.endpoints)
 
     def holds(self, t: float) -> bool:
@@ -73,19 +80,23 @@ class FaultBook:
     """All scripted and live faults, and how often each kind was injected.
 
     Args:
-        scripted: `(start_t, spec)` pairs from the recordings.
+        scripted: `(start_t, spec, scope)` from the recordings; `scope` is the endpoints of the
+            recording's API (None: all).
     """
 
-    def __init__(self, scripted: Iterable[tuple[float, FaultSpec]] = ()) -> None:
+    def __init__(self, scripted: Iterable[tuple[float, FaultSpec, Set[Endpoint] | None]] = ()) -> None:
         self._ids = itertools.count(1)
         self._activations: list[Activation[FaultBase]] = [
-            self._activation(spec, t, "recording") for t, spec in sorted(scripted, key=lambda p: p[0])
+            self._activation(spec, t, "recording", scope)
+            for t, spec, scope in sorted(scripted, key=lambda p: p[0])
         ]
         self.injected: Counter[str] = Counter()
 
-    def _activation(self, spec: FaultSpec, t: float, source: FaultSource) -> Activation[FaultBase]:
+    def _activation(
+        self, spec: FaultSpec, t: float, source: FaultSource, scope: Set[Endpoint] | None = None
+    ) -> Activation[FaultBase]:
         prefix = "rec" if source == "recording" else "live"
-        return Activation(id=f"{prefix}-{next(self._ids)}", spec=spec, start_t=t, source=source)
+        return Activation(id=f"{prefix}-{next(self._ids)}", spec=spec, start_t=t, source=source, scope=scope)
 
     @property
     def activations(self) -> tuple[Activation[FaultBase], ...]:

@@ -4,6 +4,9 @@ The order mirrors where things break in real life. Connection trouble, hangs, ou
 throttling happen in front of the API (a load balancer does not check tokens), so they come first;
 then the token and the hourly budget; then the body, which a faulty backend may garble on its way
 out. Every request counts in the stats, whatever it was answered with.
+
+`serve` is Football v3's answer; Cricket v2's (`cricket/serving.py`) goes through the same
+`before_api` and `send_body`, with its own token check, budget and bodies.
 """
 
 from __future__ import annotations
@@ -106,8 +109,9 @@ def _json(body: Mapping[str, Any]) -> bytes:
     return json.dumps(body, separators=(",", ":")).encode()
 
 
-def _respond(body: Mapping[str, Any], status: int) -> Response:
-    return Response(_json(body), status_code=status, media_type=JSON_MEDIA_TYPE)
+def respond(body: Mapping[str, Any], status: int, headers: Mapping[str, str] | None = None) -> Response:
+    """A plain JSON answer (errors, throttling), never garbled by a fault."""
+    return Response(_json(body), status_code=status, headers=headers, media_type=JSON_MEDIA_TYPE)
 
 
 def _client_gone() -> Response:
@@ -145,7 +149,7 @@ async def _delay(request: Request, seconds: float) -> bool:
     return await _hold(request, lambda: loop.time() < deadline)
 
 
-def _fault_quota(sim: Simulator, activation: Activation[RateLimitFault], t: float) -> Quota:
+def fault_quota(sim: Simulator, activation: Activation[RateLimitFault], t: float) -> Quota:
     left = activation.seconds_left(t)
     if left is None:
         return Quota(remaining=0, resets_in_seconds=sim.rate_limiter.peek(FIXTURE_ENTITY).resets_in_seconds)
@@ -153,8 +157,24 @@ def _fault_quota(sim: Simulator, activation: Activation[RateLimitFault], t: floa
     return Quota(remaining=0, resets_in_seconds=max(1, math.ceil(sim.clock.real_seconds(left))))
 
 
-async def _before_api(request: Request, sim: Simulator, endpoint: Endpoint) -> Response | None:
-    """Faults in front of the API; a response short-circuits the request."""
+def _football_limited(sim: Simulator, limited: Activation[RateLimitFault]) -> Response:
+    return respond(rate_limited_body(fault_quota(sim, limited, sim.clock.now())), 429)
+
+
+LimitedAnswer = Callable[[Simulator, Activation[RateLimitFault]], Response]
+
+
+async def before_api(
+    request: Request, sim: Simulator, endpoint: Endpoint, limited: LimitedAnswer = _football_limited
+) -> Response | None:
+    """Faults in front of the API; a response short-circuits the request.
+
+    Args:
+        request: The incoming request.
+        sim: The simulator.
+        endpoint: Which data endpoint this is.
+        limited: The API's answer to a `rate_limit` fault.
+    """
     faults, clock = sim.faults, sim.clock
     for latency in faults.applicable(LatencyFault, clock.now(), endpoint):
         faults.use(latency)
@@ -171,11 +191,11 @@ async def _before_api(request: Request, sim: Simulator, endpoint: Endpoint) -> R
     status = faults.take(StatusFault, clock.now(), endpoint)
     if status is not None:
         log.debug("provider_sim.fault", kind="status", status=status.spec.status, endpoint=endpoint)
-        return _respond(status_body(status.spec.status), status.spec.status)
-    limited = faults.take(RateLimitFault, clock.now(), endpoint)
-    if limited is not None:
+        return respond(status_body(status.spec.status), status.spec.status)
+    throttled = faults.take(RateLimitFault, clock.now(), endpoint)
+    if throttled is not None:
         log.debug("provider_sim.fault", kind="rate_limit", endpoint=endpoint)
-        return _respond(rate_limited_body(_fault_quota(sim, limited, clock.now())), 429)
+        return limited(sim, throttled)
     return None
 
 
@@ -198,14 +218,14 @@ async def serve(request: Request, sim: Simulator, endpoint: Endpoint, render: Re
         render: Builds the outcome (data, nothing found, or an API error) from the view.
     """
     sim.stats.count(endpoint)
-    early = await _before_api(request, sim, endpoint)
+    early = await before_api(request, sim, endpoint)
     if early is not None:
         return early
     if not authorised(request, sim.config.token):
-        return _respond(unauthenticated_body(), 401)
+        return respond(unauthenticated_body(), 401)
     quota = sim.rate_limiter.take(FIXTURE_ENTITY)
     if quota is None:
-        return _respond(rate_limited_body(sim.rate_limiter.peek(FIXTURE_ENTITY)), 429)
+        return respond(rate_limited_body(sim.rate_limiter.peek(FIXTURE_ENTITY)), 429)
 
     clock = sim.clock
     t = clock.now()
@@ -222,8 +242,12 @@ async def serve(request: Request, sim: Simulator, endpoint: Endpoint, render: Re
         status, body = outcome.status, outcome.body
     else:
         status, body = 200, envelope(outcome, quota, view.wall_at(t))
-    content = _json(body)
+    return send_body(sim, endpoint, t, status, body)
 
+
+def send_body(sim: Simulator, endpoint: Endpoint, t: float, status: int, body: Mapping[str, Any]) -> Response:
+    """The answer as JSON, garbled or cut short if a `malformed` or `truncated` fault says so."""
+    content = _json(body)
     if sim.faults.take(MalformedFault, t, endpoint) is not None:
         log.debug("provider_sim.fault", kind="malformed", endpoint=endpoint)
         return Response(MALFORMED_PREFIX + content, status_code=status, media_type=JSON_MEDIA_TYPE)

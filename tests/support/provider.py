@@ -19,13 +19,15 @@ import httpx
 
 from simulators.provider.app import create_app
 from simulators.provider.config import BUNDLED_RECORDINGS_DIR, ProviderSimConfig
+from simulators.provider.recording_file import find_recording, read_recording
 from tests.support.http import serve
 
 TOKEN = "test-provider-token"
 
 
 def recording(name: str) -> Path:
-    return BUNDLED_RECORDINGS_DIR / f"{name}.jsonl"
+    """The bundled recording `name` (`NAME.jsonl`, or `NAME.jsonl.gz` when it is compressed)."""
+    return find_recording(BUNDLED_RECORDINGS_DIR, name)
 
 
 def expected(name: str) -> dict[str, Any]:
@@ -38,8 +40,9 @@ def line_times(names: Sequence[str | Path]) -> list[float]:
     times: set[float] = set()
     for name in names:
         path = name if isinstance(name, Path) else recording(name)
-        for line in path.read_text().splitlines()[1:]:
-            times.add(float(json.loads(line)["t"]))
+        for line in read_recording(path).splitlines()[1:]:
+            if line.strip():
+                times.add(float(json.loads(line)["t"]))
     return sorted(times)
 
 

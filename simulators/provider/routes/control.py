@@ -93,8 +93,8 @@ def _clock_status(sim: Simulator) -> ClockStatus:
         frozen=clock.frozen,
         clock_zero=clock.clock_zero,
         now=format_datetime(clock.wall_at(t)),
-        end_t=sim.replay.end_t,
-        finished=t > sim.replay.end_t,
+        end_t=sim.end_t,
+        finished=t > sim.end_t,
     )
 
 

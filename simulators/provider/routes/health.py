@@ -39,5 +39,5 @@ async def readyz(sim: SimulatorDep) -> Ready:
     return Ready(
         checks={"recordings": "ok"},
         recordings=len(sim.config.recordings),
-        fixtures=len(sim.replay.tracks),
+        fixtures=sim.fixture_count,
     )
