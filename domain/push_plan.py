@@ -57,7 +57,10 @@ def pace(
         moments.append(KeyMoment(kind="innings_end"))
     key = [moment for moment in moments if moment.alerting]
     if key:
-        return Pace(priority=10, alert=True, routine=False, moment=key[-1])
+        # One alert per change: the ball's own moment (the last ball's wicket) says more than the
+        # innings end it brought, which the content-state's phase and the alert's title still show.
+        chosen = next((moment for moment in reversed(key) if moment.kind != "innings_end"), key[-1])
+        return Pace(priority=10, alert=True, routine=False, moment=chosen)
     retraction = next((moment for moment in moments if moment.kind == RETRACTION), None)
     if retraction is not None:
         # The corrected state must replace the wrong one now, but the original alert is never repeated.

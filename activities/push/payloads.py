@@ -49,6 +49,10 @@ from typing import Any
 from domain.cricket.live import BatterLine, CricketLine
 from domain.moments import KeyMoment
 from domain.pushes import LiveState, PushInput
+from domain.snapshot import MatchState
+
+INNINGS_OVER_STATES = frozenset({MatchState.INNINGS_BREAK.value, MatchState.FINISHED.value})
+"""A cricket alert sent with one of these states also closed an innings (a wicket off the last ball)."""
 
 ATTRIBUTES_TYPE = "MatchActivityAttributes"
 MAX_PAYLOAD_BYTES = 4096
@@ -179,6 +183,8 @@ def alert(push: PushInput, names: FixtureNames) -> dict[str, str]:
         team = names.home if push.moment.side == "home" else names.away if push.moment.side else ""
         template = _MOMENT_TITLES.get(push.moment.kind, push.moment.kind.replace("_", " ").capitalize())
         title, body = template.format(team=team).strip(" :"), score
+        if cricket and push.moment.kind != "innings_end" and push.state.state in INNINGS_OVER_STATES:
+            title = f"{title} · End of innings"
     else:
         title, body = push.state.state.replace("_", " ").capitalize(), score
     return {"title": title, "body": body, "sound": "default"}
