@@ -17,12 +17,13 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
 
+from domain.cricket.board import cricket_fixture_id
 from domain.snapshot import MatchState
 from scoreline.devstack.demo_phones import PHONES, run_demo_phones
 from scoreline.readmodel.views import MatchView
@@ -72,7 +73,11 @@ class AnnouncedMatches:
 
 @dataclass(frozen=True)
 class MatchLine:
-    """What one printed line shows; a new line is printed only when this changes."""
+    """What one printed line shows; a new line is printed only when this changes.
+
+    A cricket match shows its batting line (`176/4 (18.4)`) where football shows the minute, gets
+    a line per completed over rather than per five minutes, and fills its bar ball by ball.
+    """
 
     name: str
     state: str
@@ -80,6 +85,10 @@ class MatchLine:
     away: int
     minute: int | None
     version: int
+    cricket: str | None = None
+    balls: int = 0
+    """Cricket: legal balls bowled so far, every innings."""
+    balls_scheduled: int | None = None
 
     @classmethod
     def of(cls, view: MatchView, before: MatchLine | None, clock: int | None = None) -> MatchLine:
@@ -88,7 +97,7 @@ class MatchLine:
         minute = view.minute if view.minute is not None else clock
         if minute is None and before is not None:
             minute = before.minute
-        return cls(
+        line = cls(
             name=view.fixture.name,
             state=view.state.value,
             home=view.score.home,
@@ -96,15 +105,39 @@ class MatchLine:
             minute=minute,
             version=view.version,
         )
+        if not view.innings:
+            return line
+        current = view.innings[-1]
+        overs = SCHEDULED_OVERS.get(view.format or "")
+        return replace(
+            line,
+            minute=None,
+            cricket=f"{current.runs}/{current.wickets} ({current.overs})",
+            balls=sum(_legal_balls(innings.overs) for innings in view.innings if not innings.super_over),
+            balls_scheduled=2 * 6 * overs if overs else None,
+        )
 
     def news(self) -> tuple[str, int, int, int]:
-        """What counts as a change worth a line: state, score, or five more minutes played."""
+        """What counts as a change worth a line: state, score, five more minutes or an over played."""
+        if self.cricket is not None:
+            return (self.state, self.home, self.away, self.balls // 6)
         return (self.state, self.home, self.away, (self.minute or 0) // MINUTES_PER_PROGRESS_LINE)
 
     def progress(self) -> float:
         if self.state in DONE_STATES:
             return 1.0
+        if self.cricket is not None:
+            return min(self.balls / self.balls_scheduled, 1.0) if self.balls_scheduled else 0.0
         return min((self.minute or 0) / REGULATION_MINUTES, 1.0)
+
+
+SCHEDULED_OVERS = {"T10": 10, "T20": 20, "T20I": 20, "ODI": 50, "List A": 50}
+"""Overs a side in the limited-overs formats (a Test's bar stays empty until it is over)."""
+
+
+def _legal_balls(overs: str) -> int:
+    completed, _, balls = overs.partition(".")
+    return int(completed or 0) * 6 + int(balls or 0)
 
 
 def progress_bar(fraction: float) -> str:
@@ -113,7 +146,7 @@ def progress_bar(fraction: float) -> str:
 
 
 def render(line: MatchLine, pushes: int | None) -> str:
-    minute = f"{line.minute}'" if line.minute is not None else "--"
+    minute = line.cricket or (f"{line.minute}'" if line.minute is not None else "--")
     teams = line.name.replace(" vs ", f" {line.home}-{line.away} ", 1)
     sent = "?" if pushes is None else str(pushes)
     return (
@@ -131,14 +164,19 @@ def push_line(pushes: int, before: int | None) -> str:
 
 
 def fixture_ids(recordings: tuple[Path, ...]) -> list[int]:
-    """The fixtures the recordings' headers announce (football and cricket, plain or gzip)."""
+    """The fixtures the recordings' headers announce (football and cricket, plain or gzip), by
+    Scoreline's ids (a cricket fixture's is offset, `cricket_fixture_id`)."""
     from simulators.provider.recording_file import open_recording
 
     ids: list[int] = []
     for recording in recordings:
         with open_recording(recording) as lines:
             header = json.loads(lines.readline())
-        ids += [int(fixture) for fixture in header.get("fixtures", ())]
+        cricket = header.get("sport") == "cricket"
+        ids += [
+            cricket_fixture_id(int(fixture)) if cricket else int(fixture)
+            for fixture in header.get("fixtures", ())
+        ]
     return ids
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import signal
 import sys
@@ -20,11 +19,10 @@ from temporalio.client import Client
 from scoreline.db import migrate
 from scoreline.devstack import embedded, health
 from scoreline.devstack.ports import free_port
-from scoreline.durations import format_duration
 from scoreline.settings import Settings
 from tests.match.harness import fast_settings, start_match, stored_outcome
 from tests.support.provider import Provider, expected, line_times, running_provider
-from tests.support.worker import running_worker
+from tests.support.worker import running_worker, worker_process_env
 from workflows.probe import WorkerProbeInput, WorkerProbeWorkflow
 
 pytestmark = pytest.mark.timeout(300)
@@ -32,29 +30,6 @@ pytestmark = pytest.mark.timeout(300)
 NAME = "football-basic"
 FIXTURE_ID = 81000001
 END_OF_RECORDING = 10_000.0
-
-
-def _worker_env(settings: Settings) -> dict[str, str]:
-    """The environment a `scoreline worker` process needs to join this test's queues."""
-    assert settings.database_url and settings.redis_url
-    return {
-        **os.environ,
-        "DATABASE_URL": settings.database_url,
-        "REDIS_URL": settings.redis_url,
-        "TEMPORAL_ADDRESS": settings.temporal_address,
-        "TEMPORAL_NAMESPACE": settings.temporal_namespace,
-        "TEMPORAL_TASK_QUEUE": settings.temporal_task_queue,
-        "TEMPORAL_WATCH_TASK_QUEUE": settings.temporal_watch_task_queue,
-        "PROVIDER_URL": settings.provider_url,
-        "PROVIDER_TOKEN": settings.provider_token.get_secret_value(),
-        "POLL_INTERVAL_LIVE": format_duration(settings.poll_interval_live),
-        "POLL_INTERVAL_IDLE": format_duration(settings.poll_interval_idle),
-        "RECONCILE_INTERVAL": format_duration(settings.reconcile_interval),
-        "WATCH_HEARTBEAT_TIMEOUT": format_duration(settings.watch_heartbeat_timeout),
-        "PROVIDER_BREAKER_COOLDOWN": format_duration(settings.provider_breaker_cooldown),
-        "FIXTURE_SYNC_INTERVAL": "off",
-        "LOG_FORMAT": "json",
-    }
 
 
 async def _probe(client: Client, settings: Settings) -> None:
@@ -94,7 +69,13 @@ async def test_killed_worker_is_taken_over_with_nothing_lost_or_doubled(
         config = fast_settings(settings, provider.url)
         log = (tmp_path / "worker.log").open("w")
         first = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "scoreline", "worker", env=_worker_env(config), stdout=log, stderr=log
+            sys.executable,
+            "-m",
+            "scoreline",
+            "worker",
+            env=worker_process_env(config),
+            stdout=log,
+            stderr=log,
         )
         try:
             await asyncio.wait_for(_probe(temporal_client, config), 60)
