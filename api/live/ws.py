@@ -11,7 +11,9 @@ Server → client:
 - `match:{id}` → `{"type": "value", "channel", ...LiveValue}`: the current value on subscribe,
   then every newer version with the log entries since the previous one (as on the SSE stream).
 - `scores` → `{"type": "score", "channel", "fixture_id", "version", "score"}`: every live match's
-  score on subscribe, then a message only when a match's score changes.
+  score on subscribe, then a message only when a match's score changes. A cricket match's message
+  also carries `current_innings` (the match view's last innings: runs, wickets, overs …) and is
+  sent when that changes too, since a wicket or a dot ball moves the board but not the runs.
 - `status` → `{"type": "status", "channel", "fixture_id", "version", "state"}`: likewise for the
   match state (kick-off, half time, full time...).
 - `{"type": "error", "code", "message"}` for a message the server cannot use (`bad_message`: not
@@ -39,6 +41,7 @@ from api.live.runtime import LiveRuntime
 from api.live.subscriber import Subscriber, SubscriberDroppedError
 from api.live.tracking import VersionTracker
 from scoreline.logging import get_logger
+from scoreline.readmodel.views import InningsView
 
 log = get_logger(__name__)
 
@@ -51,6 +54,9 @@ TOO_SLOW = 1013
 SERVER_ERROR = 1011
 _MATCH_CHANNEL = re.compile(r"^match:([1-9][0-9]{0,18})$")
 _EVERY_MATCH = ("scores", "status")
+
+_Score = tuple[tuple[int, int], InningsView | None]
+"""What a `scores` message shows: home and away, and a cricket match's current innings."""
 
 
 class Command(BaseModel):
@@ -97,7 +103,7 @@ class LiveSocket:
         self._subscriber: Subscriber = live.hub.subscriber("ws")
         self._tracker = VersionTracker(live.engine)
         self._channels: set[str] = set()
-        self._scores: dict[int, tuple[int, tuple[int, int]]] = {}
+        self._scores: dict[int, tuple[int, _Score]] = {}
         self._states: dict[int, tuple[int, str]] = {}
         self._lock = asyncio.Lock()
         """Held while a change or a command is applied and sent, so the two loops never interleave."""
@@ -230,20 +236,25 @@ class LiveSocket:
 
     def _score(self, value: LiveValue) -> dict[str, Any] | None:
         """The score message if this value changes the score this connection showed."""
-        score = (value.match.score.home, value.match.score.away)
+        match = value.match
+        current = match.innings[-1] if match.innings else None
+        score: _Score = ((match.score.home, match.score.away), current)
         shown = self._scores.get(value.fixture_id)
         if shown is not None and value.version <= shown[0]:
             return None
         self._scores[value.fixture_id] = (value.version, score)
         if shown is not None and shown[1] == score:
             return None
-        return {
+        message: dict[str, Any] = {
             "type": "score",
             "channel": "scores",
             "fixture_id": value.fixture_id,
             "version": value.version,
-            "score": {"home": score[0], "away": score[1]},
+            "score": {"home": match.score.home, "away": match.score.away},
         }
+        if current is not None:
+            message["current_innings"] = current.model_dump(mode="json")
+        return message
 
     def _state(self, value: LiveValue) -> dict[str, Any] | None:
         """The status message if this value changes the state this connection showed."""

@@ -52,6 +52,7 @@ async def match_content(conn: AsyncConnection, fixture_id: int) -> MatchContent 
             score=view.score,
             periods=dict(board.get("periods") or {}),
             finished_after=board.get("finished_after"),
+            **view.play_fields(),
         ),
         events=await _all_events(conn, fixture_id),
     )

@@ -15,15 +15,19 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from domain.snapshot import MatchState
-from scoreline.readmodel.views import EventView, FixtureView, ScoreView
+from scoreline.readmodel.views import CricketPlay, EventView, FixtureView, ScoreView
 
 
 class _Content(BaseModel):
     model_config = ConfigDict(frozen=True)
 
 
-class Scoreboard(_Content):
-    """State and score as the log last folded them; `periods` is sport-specific (half scores …)."""
+class Scoreboard(CricketPlay, _Content):
+    """State and score as the log last folded them; `periods` is sport-specific (half scores …).
+
+    A cricket match's innings, batters, bowler, last six, chase and result are the match view's
+    own fields (`CricketPlay`), null for football, so a partner and an app read the same board.
+    """
 
     state: MatchState
     score: ScoreView

@@ -13,6 +13,7 @@ from sqlalchemy import BigInteger, ColumnElement, Integer, Row, Select, cast, fu
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from scoreline.db.tables import fixture, match_event, scoreboard, timeline_item
+from scoreline.readmodel.cricket import ball_view, play_of
 from scoreline.readmodel.ordering import (
     EXTRA_MINUTE_NULL,
     MINUTE_NULL,
@@ -25,9 +26,9 @@ from scoreline.readmodel.views import (
     EventView,
     FixtureView,
     MatchView,
-    PlayerView,
     ScoreView,
     TeamView,
+    player_view,
 )
 
 ViewT = TypeVar("ViewT", TeamView, CompetitionView)
@@ -180,6 +181,7 @@ def _match_view(row: _Row) -> MatchView:
         minute=board.get("minute"),
         version=row.version or 0,
         updated_at=row.updated_at,
+        **play_of(row.id, board).play_fields(),
     )
 
 
@@ -199,17 +201,14 @@ def _event_view(row: _Row) -> EventView:
         extra_minute=row.extra_minute,
         sort_order=row.sort_order,
         side=row.side,
-        player=_player(body.get("player_id"), body.get("player_name")),
-        related_player=_player(body.get("related_player_id"), body.get("related_player_name")),
+        player=player_view(body.get("player_id"), body.get("player_name")),
+        related_player=player_view(body.get("related_player_id"), body.get("related_player_name")),
         result=body.get("result"),
         info=body.get("info"),
         retracted=row.retracted_at is not None,
         amended=bool(row.amended),
+        ball=ball_view(row.id, body),
     )
-
-
-def _player(player_id: int | None, name: str | None) -> PlayerView | None:
-    return None if player_id is None and name is None else PlayerView(id=player_id, name=name)
 
 
 def _cursor(row: _Row) -> EventCursor:

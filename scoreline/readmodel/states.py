@@ -6,6 +6,9 @@ penalties), and a stoppage (`interrupted`: resumes shortly; `suspended`: resumes
 another day, but the match has started and is not over, so its screen stays up). `delayed` is not
 live: SportMonks uses it for a kick-off that has been put back, so nothing has happened yet.
 `awaiting_updates` is not live either: the provider has lost track, before or after the end.
+Cricket's live states are its innings and the breaks between sessions, stumps included: a Test
+that stopped for the night has started and is not over, so its screen stays up like a suspended
+match's.
 """
 
 from __future__ import annotations
@@ -25,6 +28,15 @@ LIVE_STATES: frozenset[MatchState] = frozenset(
         MatchState.PENALTIES,
         MatchState.INTERRUPTED,
         MatchState.SUSPENDED,
+        MatchState.INNINGS_1,
+        MatchState.INNINGS_2,
+        MatchState.INNINGS_3,
+        MatchState.INNINGS_4,
+        MatchState.INNINGS_BREAK,
+        MatchState.LUNCH,
+        MatchState.TEA,
+        MatchState.DINNER,
+        MatchState.STUMPS,
     }
 )
 """Started and not over: what a live-scores screen lists."""

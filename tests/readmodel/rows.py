@@ -19,6 +19,23 @@ KICKOFF = datetime(2026, 3, 14, 15, 0, tzinfo=UTC)
 HOME = {"id": 19, "name": "Arsenal", "short_code": "ARS", "image": "https://img/19.png"}
 AWAY = {"id": 18, "name": "Chelsea", "short_code": "CHE", "image": "https://img/18.png"}
 COMPETITION = {"id": 8, "name": "Premier League"}
+NO_CRICKET: dict[str, Any] = dict.fromkeys(
+    [
+        "format",
+        "innings",
+        "batting_side",
+        "batters",
+        "bowler",
+        "last_six",
+        "target",
+        "need",
+        "balls_left",
+        "required_rate",
+        "stumps_day",
+        "result",
+    ]
+)
+"""A football match view's cricket fields: each one there, each one null."""
 _EVENT_COLUMNS = frozenset({"type", "minute", "extra_minute", "sort_order", "side"})
 
 

@@ -84,6 +84,7 @@ async def test_event_view_shape(api: httpx.AsyncClient, match: MatchLog) -> None
         "info": "tactical",
         "retracted": False,
         "amended": False,
+        "ball": None,
     }
     assert events[1]["related_player"] is None
     assert events[1]["result"] == "1-0"

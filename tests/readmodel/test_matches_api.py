@@ -8,7 +8,7 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.readmodel.rows import KICKOFF, MatchLog
+from tests.readmodel.rows import KICKOFF, NO_CRICKET, MatchLog
 
 
 async def test_match_view_joins_fixture_and_scoreboard(api: httpx.AsyncClient, match: MatchLog) -> None:
@@ -39,6 +39,7 @@ async def test_match_view_joins_fixture_and_scoreboard(api: httpx.AsyncClient, m
         "score": {"home": 1, "away": 0},
         "minute": 23,
         "version": 1,
+        **NO_CRICKET,
     }
 
 
