@@ -23,6 +23,8 @@ from domain.commands import (
     Reason,
     Touched,
 )
+from domain.cricket.desk_board import board_of
+from domain.cricket.live import line_of
 from domain.moments import RETRACTION, KeyMoment
 from domain.progress import MatchProgress
 from domain.rules import (
@@ -169,18 +171,34 @@ def key_moments(rules: FootballState | CricketState, command: Command) -> tuple[
 
 def desk_progress(book: DeskBook) -> MatchProgress | None:
     """Where a desk-owned match stands, as the workflow tracks it; None while the provider owns it."""
-    board = _board(book.rules)
-    if board is None:
+    rules = book.rules
+    if rules.mode != "desk":
         return None
-    return MatchProgress(version=book.version, state=board.state, home=board.home, away=board.away)
+    state = match_state(rules)
+    if isinstance(rules, CricketState):
+        board = board_of(rules)
+        return MatchProgress(
+            version=book.version,
+            state=state,
+            home=board.runs_of("home"),
+            away=board.runs_of("away"),
+            cricket=line_of(board),
+        )
+    score = rules.game.score
+    return MatchProgress(version=book.version, state=state, home=score.home, away=score.away)
+
+
+_INNINGS_STATES = {
+    1: MatchState.INNINGS_1,
+    2: MatchState.INNINGS_2,
+    3: MatchState.INNINGS_3,
+    4: MatchState.INNINGS_4,
+}
 
 
 def match_state(rules: FootballState | CricketState) -> MatchState:
-    """The normalised state a desk-scored match is in.
-
-    Cricket has no halves: the first innings reads as `live_first_half`, later ones as
-    `live_second_half`, and the break between innings as `half_time`.
-    """
+    """The normalised state a desk-scored match is in: cricket's are the provider's cricket states
+    (`innings_1`…`innings_4` while an innings is in play, `innings_break` between them)."""
     if isinstance(rules, CricketState):
         game = rules.game
         if game.finished:
@@ -188,8 +206,8 @@ def match_state(rules: FootballState | CricketState) -> MatchState:
         if game.innings == 0:
             return MatchState.SCHEDULED
         if not game.in_play:
-            return MatchState.HALF_TIME
-        return MatchState.LIVE_FIRST_HALF if game.innings == 1 else MatchState.LIVE_SECOND_HALF
+            return MatchState.INNINGS_BREAK
+        return _INNINGS_STATES[game.innings]
     return _football_state(rules)
 
 
@@ -214,24 +232,20 @@ def _football_state(rules: FootballState) -> MatchState:
 
 
 def _board(rules: FootballState | CricketState) -> BoardUpdate | None:
-    """The scoreboard of a commit: only a desk-owned match's score is the desks' to write."""
+    """The scoreboard of a commit: only a desk-owned match's score is the desks' to write.
+
+    A cricket match's is stored as a provider's is: each side's runs in its latest innings as the
+    score, and the whole `CricketBoard` under `cricket` in the body.
+    """
     if rules.mode != "desk":
         return None
+    state = match_state(rules)
     if isinstance(rules, CricketState):
-        home, away = _cricket_totals(rules)
-    else:
-        home, away = rules.game.score.home, rules.game.score.away
-    return BoardUpdate(body=scoreboard(rules), state=match_state(rules), home=home, away=away)
-
-
-def _cricket_totals(rules: CricketState) -> tuple[int, int]:
-    game = rules.game
-    totals = {"home": 0, "away": 0}
-    for innings in game.completed:
-        totals[innings.batting] += innings.runs
-    if game.in_play and game.batting is not None:
-        totals[game.batting] += game.runs
-    return totals["home"], totals["away"]
+        board = board_of(rules)
+        body = {**scoreboard(rules), "cricket": board.model_dump(mode="json")}
+        return BoardUpdate(body=body, state=state, home=board.runs_of("home"), away=board.runs_of("away"))
+    score = rules.game.score
+    return BoardUpdate(body=scoreboard(rules), state=state, home=score.home, away=score.away)
 
 
 def _only_command(fixture_id: int, request: CommandRequest, answer: CommandAnswer) -> CommitInput:
@@ -259,8 +273,8 @@ def _seed_from_provider(
 ) -> FootballState | CricketState:
     """When desks take over a provider-scored football match, they start from the provider's
     periods and score. The goals carry seq 0, which no command can target: VAR cannot review
-    what the provider logged. Cricket desks take over from their own state: the provider feed
-    carries no cricket.
+    what the provider logged. Cricket desks take over from their own state: the provider's progress
+    carries only the cricket line, not the innings, figures and crease the rules keep.
     """
     if not isinstance(rules, FootballState) or rules.game.periods:
         return rules

@@ -122,12 +122,14 @@ class DeskCommands:
             before = self._run.current
             self._adopt(decision.after if ours and decision.commit.seq else book.moved_to(result.last_seq))
             board = decision.commit.board
-            shown = (before.state, before.home, before.away)
+            shown = (before.state, before.home, before.away, before.cricket)
+            # Every ball is news in cricket, as in a provider's match: a dot ball changes the line.
+            cricket = self._run.current.cricket
             if (
                 ours
                 and decision.commit.seq is not None
                 and board is not None
-                and (decision.moments or shown != (board.state, board.home, board.away))
+                and (decision.moments or shown != (board.state, board.home, board.away, cricket))
             ):
                 self._run.changed(
                     before,
@@ -142,6 +144,7 @@ class DeskCommands:
                         minute=decision.commit.minute,
                         key_moments=decision.moments,
                         trace_id=result.trace_id,
+                        cricket=cricket,
                     ),
                 )
             if result.status is CommitStatus.COMMITTED:

@@ -1,7 +1,10 @@
 """Cricket rules for desk commands: `check` says whether a command makes sense now, `step` applies it.
 
 The state holds the current innings ball by ball (runs, wickets, the legal balls of the over in
-progress, extras, who is on strike and who bowls) and a short summary of each finished innings.
+progress, extras, who is on strike and who bowls) and a short summary of each finished innings. It
+also keeps what a scoreboard shows beside the total — each known batter's and bowler's figures and
+the last six deliveries — so the desk's board (`domain.cricket.desk_board`) reads like a provider's
+without a replay of the log. They belong to the game, so undo restores them with everything else.
 Batter and bowler ids are optional: a desk that does not track players still scores runs, wickets
 and overs; one that does gets strike rotation and the bowling rules checked too. With a known XI,
 batters must come from the batting side and bowlers from the fielding side.
@@ -15,7 +18,7 @@ This module imports only the stdlib, pydantic and `domain.rules`: safe in the wo
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, NamedTuple, Protocol, TypeVar
 
 from pydantic import Field, JsonValue
 
@@ -62,6 +65,9 @@ _OFF_A_WIDE = frozenset({"stumped", "run_out", "hit_wicket", "obstructing_field"
 _OFF_A_NO_BALL = frozenset({"run_out", "obstructing_field", "hit_ball_twice"})
 _RUNS_STAND = frozenset({"run_out", "obstructing_field"})
 """Dismissals after which the runs completed still count."""
+_BOWLER_CREDITED = frozenset({"bowled", "caught", "lbw", "stumped", "hit_wicket"})
+"""Dismissals credited to the bowler (as `domain.cricket.board.BOWLER_CREDITED` for the provider's)."""
+_LAST_BALLS = 6
 
 
 class CricketRules(Frozen):
@@ -99,6 +105,34 @@ class InningsScore(Frozen):
     declared: bool = False
 
 
+class BatterTally(NamedTuple):
+    """A known batter's figures in the current innings: a wide is not a ball faced, a no-ball is.
+
+    Tallies are named tuples, stored as JSON arrays: they change on every ball, and every undo
+    entry keeps the ones its ball changed, so the rule state carried by the workflow stays small.
+    """
+
+    id: int
+    runs: int = 0
+    balls: int = 0
+    fours: int = 0
+    sixes: int = 0
+
+
+class BowlerTally(NamedTuple):
+    """A known bowler's figures in the current innings.
+
+    `runs` are those charged to the bowler: off the bat, wides and no-balls, never byes or leg
+    byes; `wickets` only the dismissals credited to the bowler (not a run out).
+    """
+
+    id: int
+    legal_balls: int = 0
+    maidens: int = 0
+    runs: int = 0
+    wickets: int = 0
+
+
 class CricketGame(Frozen):
     """Everything a command can change (the mode aside): what undo restores."""
 
@@ -123,6 +157,17 @@ class CricketGame(Frozen):
     out: tuple[int, ...] = ()
     """Known batters dismissed this innings."""
     completed: tuple[InningsScore, ...] = ()
+    batters: tuple[BatterTally, ...] = ()
+    """Figures of the known batters at the crease who have had a ball (a dismissed one's go: no
+    board shows them again)."""
+    bowlers: tuple[BowlerTally, ...] = ()
+    """Figures of the known bowlers who have bowled this innings, in the order they first did."""
+    last_six: tuple[str, ...] = ()
+    """The innings' last six deliveries as a scoreboard strip shows them: `W`, `4`, `0`, `1lb`, `2wd`…"""
+    over_charged: int = 0
+    """Runs charged to the bowling in the over in progress: a completed over without any is a maiden."""
+    over_shared: bool = False
+    """The bowler changed during the over in progress: nobody's maiden, whatever it costs."""
 
 
 class CricketState(Frozen):
@@ -344,10 +389,14 @@ def _apply(game: CricketGame, command: Command, rules: CricketRules) -> CricketG
                     "non_striker": game.striker,
                     "bowler": None,
                     "last_over_bowler": game.bowler,
+                    "over_charged": 0,
+                    "over_shared": False,
                 }
             )
         case CricketBowlerChange():
-            return game.model_copy(update={"bowler": command.bowler_id})
+            return game.model_copy(
+                update={"bowler": command.bowler_id, "over_shared": game.over_shared or game.deliveries > 0}
+            )
         case CricketInningsEnd() | CricketDeclare():
             assert game.batting is not None  # an innings is in play: check() said so
             score = InningsScore(
@@ -359,10 +408,19 @@ def _apply(game: CricketGame, command: Command, rules: CricketRules) -> CricketG
                 declared=isinstance(command, CricketDeclare),
             )
             match_over = isinstance(command, CricketInningsEnd) and command.match_over
+            # The crease and the figures of the innings just ended stay until the next one starts:
+            # a board between innings shows how the last one finished, as a provider's does.
             return CricketGame(
                 innings=game.innings,
                 finished=match_over or game.innings >= rules.max_innings,
                 completed=(*game.completed, score),
+                striker=game.striker,
+                non_striker=game.non_striker,
+                bowler=game.bowler,
+                last_over_bowler=game.last_over_bowler,
+                batters=game.batters,
+                bowlers=game.bowlers,
+                last_six=game.last_six,
             )
     raise AssertionError(f"unhandled command {command.code}")
 
@@ -380,7 +438,7 @@ def _apply_ball(game: CricketGame, ball: CricketBall) -> CricketGame:
     crossed = ran % 2 == 1
     if crossed:
         striker, non_striker = non_striker, striker
-    wickets, out = game.wickets, game.out
+    wickets, out, gone = game.wickets, game.out, None
     if ball.wicket is not None:
         wickets += 1
         gone = game.striker if ball.wicket.batter_out == "striker" else game.non_striker
@@ -392,18 +450,90 @@ def _apply_ball(game: CricketGame, ball: CricketBall) -> CricketGame:
             striker = ball.wicket.new_batter_id
         else:
             non_striker = ball.wicket.new_batter_id
+    charged = ball.runs + (penalty + extra_runs if penalty else 0)
+    balls = game.balls + (1 if ball.legal else 0)
+    over_charged = game.over_charged + charged
+    maiden = balls == BALLS_PER_OVER and over_charged == 0 and not game.over_shared
     return game.model_copy(
         update={
             "runs": game.runs + ball.runs + penalty + extra_runs,
             "wickets": wickets,
-            "balls": game.balls + (1 if ball.legal else 0),
+            "balls": balls,
             "deliveries": game.deliveries + 1,
             "extras": extras,
             "striker": striker,
             "non_striker": non_striker,
             "out": out,
+            "batters": _faced(game.batters, game.striker, ball, gone),
+            "bowlers": _bowled(game.bowlers, game.bowler, ball, charged, maiden),
+            "last_six": (*game.last_six, _strip(ball))[-_LAST_BALLS:],
+            "over_charged": over_charged,
         }
     )
+
+
+def _faced(
+    batters: tuple[BatterTally, ...], striker: int | None, ball: CricketBall, gone: int | None
+) -> tuple[BatterTally, ...]:
+    """The figures at the crease after `ball`: the striker's runs off the bat, and the ball unless
+    a wide; the batter `gone` (out on it) leaves."""
+    if striker is not None:
+        tally = next((each for each in batters if each.id == striker), BatterTally(id=striker))
+        wide = ball.extra is not None and ball.extra.kind == "wide"
+        batters = _replaced(
+            batters,
+            tally._replace(
+                runs=tally.runs + ball.runs,
+                balls=tally.balls + (0 if wide else 1),
+                fours=tally.fours + (ball.boundary == "four"),
+                sixes=tally.sixes + (ball.boundary == "six"),
+            ),
+        )
+    return tuple(each for each in batters if each.id != gone)
+
+
+def _bowled(
+    bowlers: tuple[BowlerTally, ...], bowler: int | None, ball: CricketBall, charged: int, maiden: bool
+) -> tuple[BowlerTally, ...]:
+    """The bowlers' figures after `ball`, which completed a maiden over when `maiden`."""
+    if bowler is None:
+        return bowlers
+    tally = next((each for each in bowlers if each.id == bowler), BowlerTally(id=bowler))
+    credited = ball.wicket is not None and ball.wicket.kind in _BOWLER_CREDITED
+    new = tally._replace(
+        legal_balls=tally.legal_balls + ball.legal,
+        maidens=tally.maidens + maiden,
+        runs=tally.runs + charged,
+        wickets=tally.wickets + credited,
+    )
+    return _replaced(bowlers, new)
+
+
+class _Tally(Protocol):
+    @property
+    def id(self) -> int: ...
+
+
+Tally = TypeVar("Tally", bound=_Tally)
+
+
+def _replaced(tallies: tuple[Tally, ...], new: Tally) -> tuple[Tally, ...]:
+    """`tallies` with `new` in place of the player's old figures, or appended for a first ball."""
+    if any(each.id == new.id for each in tallies):
+        return tuple(new if each.id == new.id else each for each in tallies)
+    return (*tallies, new)
+
+
+def _strip(ball: CricketBall) -> str:
+    """The delivery as a scoreboard's strip shows it (as `BallDetail.strip` does a provider's ball)."""
+    extra = ball.extra
+    if ball.wicket is not None:
+        return "W"
+    if extra is None:
+        return str(ball.runs)
+    suffix = {"wide": "wd", "no_ball": "nb", "bye": "b", "leg_bye": "lb"}[extra.kind]
+    penalty = 1 if extra.kind in ("wide", "no_ball") else 0
+    return f"{penalty + extra.runs + ball.runs}{suffix}"
 
 
 def scoreboard(state: CricketState) -> dict[str, JsonValue]:
@@ -429,6 +559,8 @@ def scoreboard(state: CricketState) -> dict[str, JsonValue]:
 __all__ = [
     "BALLS_PER_OVER",
     "MAX_WICKETS",
+    "BatterTally",
+    "BowlerTally",
     "CricketGame",
     "CricketRules",
     "CricketState",

@@ -22,6 +22,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from domain import rules
+from domain.cricket.board import CricketBoard
+from domain.cricket.desk_board import board_of
 from domain.rules import (
     RULE_STATE,
     Actor,
@@ -300,6 +302,28 @@ def cricket_invariants(state: State) -> None:
     for done in game.completed:
         assert 0 <= done.wickets <= MAX_WICKETS and done.runs >= 0
         assert max_overs is None or done.legal_balls <= max_overs * BALLS_PER_OVER
+    _board_invariants(state)
+
+
+def _board_invariants(state: CricketState) -> None:
+    """The desk's board agrees with the rule state, and its figures add up within the innings."""
+    game, board = state.game, board_of(state)
+    assert CricketBoard.model_validate(board.model_dump(mode="json")) == board
+    assert len(board.innings) == len(game.completed) + (1 if game.in_play else 0)
+    assert len(game.last_six) <= 6
+    if game.in_play:
+        assert sum(batter.runs for batter in game.batters) + game.extras.total <= game.runs
+        assert sum(bowler.legal_balls for bowler in game.bowlers) <= game.overs * BALLS_PER_OVER + game.balls
+        assert sum(bowler.wickets for bowler in game.bowlers) <= game.wickets
+        current = board.current
+        assert current is not None and current.side == game.batting
+        assert (current.runs, current.wickets, current.extras.total) == (
+            game.runs,
+            game.wickets,
+            game.extras.total,
+        )
+        assert current.legal_balls == game.overs * BALLS_PER_OVER + game.balls
+    assert (board.result is not None) == game.finished
 
 
 # --- the property ---------------------------------------------------------------------------------
