@@ -10,10 +10,10 @@ from __future__ import annotations
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from scoreline.durations import Duration, DurationList, OptionalDuration
 
@@ -57,7 +57,8 @@ class Settings(BaseSettings):
     cricket_provider_url: str = "http://127.0.0.1:8100/api/v2.0"
     cricket_provider_token: SecretStr = SecretStr("dev-provider-token")
     cricket_stumps_interval: OptionalDuration = timedelta(minutes=5)
-    cricket_post_match_rechecks: DurationList = (
+    # NoDecode: the environment holds `2m,10m,1h`, not the JSON pydantic-settings expects of a tuple.
+    cricket_post_match_rechecks: Annotated[DurationList, NoDecode] = (
         timedelta(minutes=2),
         timedelta(minutes=10),
         timedelta(hours=1),

@@ -36,7 +36,9 @@ def cricket_provider_id(fixture_id: int) -> int | None:
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Unknown keys are ignored: a board stored by a newer build must still be read by an older
+    # one during a rolling deploy (the read views parse stored boards with these models).
+    model_config = ConfigDict(frozen=True, extra="ignore")
 
 
 class Dismissal(StrEnum):

@@ -148,3 +148,19 @@ def test_production_reads_from_no_other_origin_unless_told(
     assert Settings().api_cors_origins == ""
     monkeypatch.setenv("API_CORS_ORIGINS", "https://scores.example.com")
     assert Settings().api_cors_origins == "https://scores.example.com"
+
+
+def test_a_list_of_durations_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`CRICKET_POST_MATCH_RECHECKS=2m,10m` as an operator writes it. Before `NoDecode`,
+    pydantic-settings read the variable as JSON and a worker given it refused to start."""
+    monkeypatch.setenv("CRICKET_POST_MATCH_RECHECKS", "2m,10m,1h")
+    assert Settings().cricket_post_match_rechecks == (
+        timedelta(minutes=2),
+        timedelta(minutes=10),
+        timedelta(hours=1),
+    )
+    monkeypatch.setenv("CRICKET_POST_MATCH_RECHECKS", "off")
+    assert Settings().cricket_post_match_rechecks == ()
+    monkeypatch.setenv("CRICKET_POST_MATCH_RECHECKS", "2m,10")
+    with pytest.raises(ValidationError, match="needs a unit|is not like"):
+        Settings()
