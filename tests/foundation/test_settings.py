@@ -162,5 +162,5 @@ def test_a_list_of_durations_is_read_from_the_environment(monkeypatch: pytest.Mo
     monkeypatch.setenv("CRICKET_POST_MATCH_RECHECKS", "off")
     assert Settings().cricket_post_match_rechecks == ()
     monkeypatch.setenv("CRICKET_POST_MATCH_RECHECKS", "2m,10")
-    with pytest.raises(ValidationError, match="needs a unit|is not like"):
+    with pytest.raises(ValidationError, match=r"needs a unit|is not like"):
         Settings()
