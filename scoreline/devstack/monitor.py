@@ -86,6 +86,8 @@ class MatchLine:
     minute: int | None
     version: int
     cricket: str | None = None
+    wickets: int = 0
+    """Cricket: wickets of the innings in play."""
     balls: int = 0
     """Cricket: legal balls bowled so far, every innings."""
     balls_scheduled: int | None = None
@@ -113,14 +115,16 @@ class MatchLine:
             line,
             minute=None,
             cricket=f"{current.runs}/{current.wickets} ({current.overs})",
+            wickets=current.wickets,
             balls=sum(_legal_balls(innings.overs) for innings in view.innings if not innings.super_over),
             balls_scheduled=2 * 6 * overs if overs else None,
         )
 
     def news(self) -> tuple[str, int, int, int]:
-        """What counts as a change worth a line: state, score, five more minutes or an over played."""
+        """What counts as a change worth a line: state, score, five more minutes played; in
+        cricket the state, a wicket or an over."""
         if self.cricket is not None:
-            return (self.state, self.home, self.away, self.balls // 6)
+            return (self.state, self.wickets, 0, self.balls // 6)
         return (self.state, self.home, self.away, (self.minute or 0) // MINUTES_PER_PROGRESS_LINE)
 
     def progress(self) -> float:
@@ -147,7 +151,9 @@ def progress_bar(fraction: float) -> str:
 
 def render(line: MatchLine, pushes: int | None) -> str:
     minute = line.cricket or (f"{line.minute}'" if line.minute is not None else "--")
-    teams = line.name.replace(" vs ", f" {line.home}-{line.away} ", 1)
+    # A cricket score is an innings (`176/4 (18.4)`, in the minute's column), not a pair of goals.
+    score = " v " if line.cricket is not None else f" {line.home}-{line.away} "
+    teams = line.name.replace(" vs ", score, 1)
     sent = "?" if pushes is None else str(pushes)
     return (
         f"{time.strftime('%H:%M:%S')}  {teams:<44} {line.state:<17} {minute:>5}  "
