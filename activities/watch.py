@@ -214,17 +214,32 @@ class _Watch:
                 return WatchResult(reason="polling_off", progress=self.known)
             if wait_first:
                 wait_first = False
-                await asyncio.sleep(interval.total_seconds())
+                await self._wait(interval)
             result = await self._poll_with_heartbeats()
             if result is not None:
                 return result
             activity.heartbeat(self.known.version)
-            await asyncio.sleep(interval.total_seconds())
+            await self._wait(interval)
+
+    async def _wait(self, interval: timedelta) -> None:
+        """Sleep until the next poll, heartbeating meanwhile: a night at stumps (5 min between
+        polls) is far longer than the heartbeat timeout, and a silent watch would be declared dead
+        and restarted, each restart fetching the whole fixture at once."""
+        every = self._heartbeat_every()
+        left = interval.total_seconds()
+        while left > every:
+            await asyncio.sleep(every)
+            left -= every
+            activity.heartbeat(self.known.version)
+        await asyncio.sleep(left)
+
+    def _heartbeat_every(self) -> float:
+        timeout = activity.info().heartbeat_timeout
+        return timeout.total_seconds() / 3 if timeout else 5.0
 
     async def _poll_with_heartbeats(self) -> WatchResult | None:
         """One poll, heartbeating while it runs: a provider riding out retries is slow, not dead."""
-        timeout = activity.info().heartbeat_timeout
-        every = timeout.total_seconds() / 3 if timeout else 5.0
+        every = self._heartbeat_every()
         poll = asyncio.create_task(self._poll_once())
         try:
             while True:
