@@ -10,8 +10,10 @@ from typing import Annotated
 
 import typer
 
+from activities.provider.cricket.normaliser import normalise_cricket_fixture
 from activities.provider.normaliser import ProviderPayloadError, normalise_fixture
-from domain.snapshot import Snapshot
+from domain.cricket.board import cricket_fixture_id
+from domain.snapshot import Snapshot, Sport
 from scoreline.cli.common import DataDirOption, prepare
 
 provider_app = typer.Typer(
@@ -20,6 +22,10 @@ provider_app = typer.Typer(
 )
 
 EXIT_BAD_INPUT = 2
+
+SportOption = Annotated[
+    Sport, typer.Option("--sport", help="Which API the fixture comes from: Football v3 or Cricket v2.")
+]
 
 
 @provider_app.callback()
@@ -37,6 +43,7 @@ def normalize(
             "{'t': ..., 'fixture': {...}}. '-' reads stdin.",
         ),
     ] = "-",
+    sport: SportOption = Sport.FOOTBALL,
 ) -> None:
     """Print the fixture as a normalised snapshot (JSON); exit 2 if it is not a fixture."""
     try:
@@ -48,7 +55,9 @@ def normalize(
     if isinstance(payload, dict) and "fixture" in payload and "id" not in payload:
         payload = payload["fixture"]  # a recording line
     try:
-        snapshot = normalise_fixture(payload)
+        snapshot = (
+            normalise_cricket_fixture(payload) if sport is Sport.CRICKET else normalise_fixture(payload)
+        )
     except ProviderPayloadError as exc:
         typer.echo(f"error: not a fixture: {exc}", err=True)
         raise typer.Exit(EXIT_BAD_INPUT) from None
@@ -59,14 +68,20 @@ def normalize(
 def fetch(
     fixture_id: Annotated[int, typer.Argument(help="The provider's fixture id.", min=1)],
     data_dir: DataDirOption = None,
+    sport: SportOption = Sport.FOOTBALL,
 ) -> None:
-    """Fetch one fixture from the configured provider and print it as a normalised snapshot."""
+    """Fetch one fixture from the configured provider (`PROVIDER_URL`, or `CRICKET_PROVIDER_URL`
+    with `--sport cricket`) and print it as a normalised snapshot."""
     from activities.provider.client import SportMonksClient
+    from activities.provider.cricket.client import CricketClient
     from activities.provider.errors import ProviderError
 
     settings = prepare(data_dir)
 
     async def fetch_one() -> Snapshot | None:
+        if sport is Sport.CRICKET:
+            async with CricketClient.from_settings(settings) as cricket:
+                return await cricket.fixture(cricket_fixture_id(fixture_id))
         async with SportMonksClient.from_settings(settings) as client:
             return await client.fixture(fixture_id)
 
