@@ -162,11 +162,28 @@ def key_moments(rules: FootballState | CricketState, command: Command) -> tuple[
             return (KeyMoment(kind=kind, side=command.side),)
         case CricketBall() if command.wicket is not None and isinstance(rules, CricketState):
             return (KeyMoment(kind="wicket", side=rules.game.batting),)
+        case CricketBall() if isinstance(rules, CricketState):
+            milestone = _milestone(rules, command)
+            return () if milestone is None else (KeyMoment(kind=milestone, side=rules.game.batting),)
         case MatchUndo():
             return (KeyMoment(kind=RETRACTION),)
         case MatchVar() if command.decision == "overturned":
             return (KeyMoment(kind=RETRACTION),)
     return ()
+
+
+MILESTONES = ((100, "hundred"), (50, "fifty"))
+
+
+def _milestone(rules: CricketState, ball: CricketBall) -> str | None:
+    """The fifty or hundred the striker reaches with this ball, as a provider ball's `milestone`
+    says it (a desk that names no striker has no milestones)."""
+    striker = rules.game.striker
+    if striker is None:
+        return None
+    before = next((tally.runs for tally in rules.game.batters if tally.id == striker), 0)
+    after = before + ball.runs
+    return next((name for mark, name in MILESTONES if before < mark <= after), None)
 
 
 def desk_progress(book: DeskBook) -> MatchProgress | None:
