@@ -58,6 +58,11 @@ class PollingConfig:
 class FixtureFeed(Protocol):
     """What a watch needs of a provider client (football's and cricket's both have it)."""
 
+    @property
+    def board_is_complete(self) -> bool:
+        """Its live board carries whole fixtures, so a reconcile may read the board."""
+        ...
+
     async def live_snapshot(self, fixture_id: int) -> Snapshot | None: ...
 
     async def fixture(self, fixture_id: int) -> Snapshot | None: ...
@@ -291,10 +296,11 @@ class _Watch:
                 if snapshot is None
                 else await self.owner.ingest(snapshot, source, since=self.known.version)
             )
-            if summary is not None:
-                # Polled means answered and ingested: a provider outage ages the match's poll.
-                in_play = summary.state in PLAYING_STATES
-                self.owner.watched.polled(self.watch.fixture_id, in_play=in_play)
+            if snapshot is not None:
+                # Polled means answered and ingested (or found already stored): a provider outage
+                # ages the match's poll, an unchanged answer does not.
+                state = summary.state if summary is not None else snapshot.state
+                self.owner.watched.polled(self.watch.fixture_id, in_play=state in PLAYING_STATES)
             if summary is not None and self._material(summary):
                 log.info(
                     "material change",
@@ -319,6 +325,9 @@ class _Watch:
         try:
             if reconcile is not None and time.monotonic() >= self.next_reconcile:
                 self.next_reconcile = time.monotonic() + reconcile.total_seconds()
+                on_board = await self._from_a_complete_board(fixture_id)
+                if on_board is not None:
+                    return on_board, source
                 source = "reconcile"
                 return await self.client.fixture(fixture_id), source
             snapshot = await self.client.live_snapshot(fixture_id)
@@ -333,6 +342,19 @@ class _Watch:
                 "provider poll failed", fixture_id=fixture_id, error=str(error), kind=type(error).__name__
             )
             return None, source
+
+    async def _from_a_complete_board(self, fixture_id: int) -> Snapshot | None:
+        """The fixture from a live board that carries it whole, which makes a reconcile redundant.
+
+        Cricket's `livescores` has every ball of every match (a `fixtures/{id}` every reconcile
+        interval per match would spend Cricket v2's 2,000 calls an hour per endpoint in half an
+        hour with 100 matches); football's board is reconciled as before. A board answer without
+        its balls (the include not honoured) is not whole: the fixture is fetched then.
+        """
+        if not self.client.board_is_complete:
+            return None
+        snapshot = await self.client.live_snapshot(fixture_id)
+        return snapshot if snapshot is not None and snapshot.balls is not None else None
 
     def _material(self, summary: IngestSummary) -> bool:
         if summary.desk_owned:

@@ -90,6 +90,11 @@ class SportMonksClient:
         return cls(SportMonksTransport.from_settings(settings, config))
 
     @property
+    def board_is_complete(self) -> bool:
+        """No: the football board's relations are reconciled against `fixtures/{id}`."""
+        return False
+
+    @property
     def transport(self) -> SportMonksTransport:
         """The transport (for raw envelopes, or its breaker state)."""
         return self._transport

@@ -126,3 +126,25 @@ async def test_a_wrong_token_is_an_auth_error(start_sim: StartSim, make_cricket:
     client = make_cricket(sim, token="wrong")
     with pytest.raises(ProviderAuthError):
         await client.live()
+
+
+async def test_an_unchanged_fixture_on_the_board_is_not_normalised_again(
+    start_sim: StartSim, make_cricket: MakeCricket
+) -> None:
+    """Two boards a moment apart share the snapshot of a fixture nothing happened to; the next ball
+    makes a new one (the board's cost follows the balls bowled, not the matches on it)."""
+    sim = await start_sim((T20,), t=IN_PLAY_T)
+    clock = ManualClock()
+    client = make_cricket(sim, clock=clock)
+    first = await client.live_snapshot(T20_ID)
+    clock.advance(10)
+    again = await client.live_snapshot(T20_ID)
+    assert first is not None and again is first
+    later = next(line for line in recorded_lines("cricket-t20") if line["t"] > IN_PLAY_T)
+    await sim.clock(t=later["t"], freeze=True)
+    clock.advance(10)
+    moved = await client.live_snapshot(T20_ID)
+    assert moved is not None and moved is not first
+    assert moved.balls is not None and first.balls is not None
+    assert len(moved.balls) == len(later["fixture"]["balls"]) > len(first.balls)
+    assert (await sim.requests()).get("cricket/livescores") == 3

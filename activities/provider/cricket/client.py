@@ -6,7 +6,9 @@ Fixture ids are Scoreline's (`domain.cricket.board.cricket_fixture_id`): the cli
 the provider's and back, so nothing else knows the two numberings exist.
 
 `livescores` is coalesced like football's board: every cricket match watched in the process
-shares one request per poll interval. The `/scores` lookup table (what a ball's `score_id` means)
+shares one request per poll interval. It carries every ball of every match, so a fixture whose
+fingerprint (`fingerprint`) is what it was last poll keeps its last snapshot instead of being
+normalised again: the board's cost follows the balls bowled, not the matches on it. The `/scores` lookup table (what a ball's `score_id` means)
 is fetched once and kept for an hour; it is only needed for a ball that arrives without its
 embedded `score`, and a score id found nowhere stays an unknown outcome rather than an error.
 """
@@ -22,6 +24,7 @@ from typing import Any, Self
 from activities.provider.client import LiveBoard, ProviderClientStats
 from activities.provider.coalescing import Coalescer
 from activities.provider.config import ProviderClientConfig
+from activities.provider.cricket.fingerprint import Fingerprint, fingerprint
 from activities.provider.cricket.normaliser import (
     normalise_cricket_fixture,
     normalise_cricket_fixtures,
@@ -82,6 +85,8 @@ class CricketClient:
         self._clock = config.clock
         self._scores: Mapping[int, ScoreRow] | None = None
         self._scores_at = 0.0
+        self._seen: dict[int, tuple[Fingerprint, Snapshot]] = {}
+        """Last poll's board: each fixture's fingerprint and snapshot, by the provider's id."""
 
     @classmethod
     def from_settings(cls, settings: Settings, config: ProviderClientConfig | None = None) -> CricketClient:
@@ -89,6 +94,11 @@ class CricketClient:
             settings, config or cricket_config(settings), base_url=settings.cricket_provider_url
         )
         return cls(transport)
+
+    @property
+    def board_is_complete(self) -> bool:
+        """Yes: `livescores` carries every ball, so a reconcile may read the board."""
+        return True
 
     @property
     def transport(self) -> SportMonksTransport:
@@ -179,13 +189,35 @@ class CricketClient:
     async def _fetch_live(self) -> LiveBoard:
         envelope = await self._transport.get(LIVE_ENDPOINT, LIVE_ENDPOINT, {"include": self._includes})
         scores = await self.scores()
+        seen, self._seen = self._seen, {}
+        kept: list[Snapshot] = []
+        changed: list[Any] = []
+        prints: dict[int, Fingerprint] = {}
+        for item in envelope.items:
+            mark = fingerprint(item)
+            raw_id = item.get("id") if mark is not None else None
+            provider_id = raw_id if isinstance(raw_id, int) and not isinstance(raw_id, bool) else None
+            if mark is None or provider_id is None:
+                changed.append(item)
+                continue
+            known = seen.get(provider_id)
+            if known is not None and known[0] == mark:
+                kept.append(known[1])
+                self._seen[provider_id] = known
+                continue
+            prints[provider_id] = mark
+            changed.append(item)
 
         def normalise(items: Any) -> list[Snapshot | ProviderPayloadError]:
             return normalise_cricket_fixtures(items, scores)
 
-        snapshots, rejected = await normalise_listing(envelope, normalise, self._relations)
+        fresh, rejected = await normalise_listing(replace(envelope, data=changed), normalise, self._relations)
+        for snapshot in fresh:
+            provider_id = cricket_provider_id(snapshot.fixture_id)
+            if provider_id in prints:
+                self._seen[provider_id] = (prints[provider_id], snapshot)
         return LiveBoard(
-            fixtures={snapshot.fixture_id: snapshot for snapshot in snapshots},
+            fixtures={snapshot.fixture_id: snapshot for snapshot in (*kept, *fresh)},
             fetched_at=datetime.fromtimestamp(self._wall(), tz=UTC),
             rejected=tuple(rejected),
         )
