@@ -16,7 +16,8 @@ from domain.cricket.live import CricketLine
 from domain.moments import KeyMoment
 
 PushKind = Literal["start", "update", "end"]
-"""`start`: push-to-start to every follower; `update`: new state to running activities; `end`: final state."""
+"""`start`: push-to-start to every follower; `update`: new state to running activities; `end`: final
+state (at full time, or when a generation is renewed or stops for the night)."""
 
 Priority = Literal[5, 10]
 """APNs priority: 10 delivers now and spends the device's Live Activity budget, 5 is opportunistic."""
@@ -73,6 +74,11 @@ class PushInput(_Message):
     trace_id: Annotated[str, Field(max_length=64)] | None = None
     """The trace of the change that caused the push (a provider poll or a desk request), so its
     log lines and `push_attempt` rows are found with the change's."""
+    generation: Annotated[int, Field(ge=1)] = 1
+    """Which of a follower's Live Activities for the fixture this push is for: 1 from kick-off, the
+    next after each renewal (Apple ends an activity after 8 hours) or each stumps. A `start`
+    starts it for every follower who has none of it, an `update` goes to the running ones of it,
+    an `end` ends it (and any older one still open)."""
 
     @property
     def effect(self) -> str:

@@ -98,6 +98,8 @@ class Settings(BaseSettings):
     apns_topic: str = "com.scoreline.app"
     apns_ca_file: Path | None = None
     la_min_update_interval: Duration = timedelta(seconds=5)
+    # Apple ends a Live Activity after 8 hours: the followers' are ended and started anew after this.
+    la_renew_after: Duration = timedelta(hours=7, minutes=30)
     # Follow and unfollow calls one device may make per minute (429 with Retry-After beyond).
     follow_rate_limit: int = Field(default=30, ge=1)
     # Live Activity sender: which device environment this deployment's APNS_URL serves, the

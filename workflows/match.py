@@ -8,7 +8,10 @@ The lifecycle (design §2):
 4. postponed: wait for the new start time, rechecking now and then, or give up after a while;
    suspended / delayed / interrupted: keep watching; cancelled / abandoned / awarded: end cleanly;
 5. continue-as-new when Temporal suggests it, after every handler finished, carrying only the
-   compact progress, the desk book and the queued pushes.
+   compact progress, the desk book and the queued pushes;
+6. the followers' Live Activities never outlive Apple's 8 hours: a timer renews them at
+   `la_renew_after_seconds` (an end, then a new push-to-start), even in the middle of a watch,
+   and a Test's day ends them at stumps and starts new ones when play resumes (`match_pushes`).
 
 A provider that stays down through the backfill or a postponed recheck never fails the match: the
 fetch is given up, the end push goes out with what is known, and a later replay can amend it.
@@ -49,12 +52,12 @@ with workflow.unsafe.imports_passed_through():
     from domain.commands import CommandAnswer, CommandRequest
     from domain.cricket.board import cricket_provider_id
     from domain.progress import IngestSummary, MatchProgress
-    from domain.push_plan import end_push, start_push, update_push
+    from domain.push_plan import end_push
     from domain.rules import COMMAND_SHAPE_ERROR, CommandShapeError, parse_command
     from domain.snapshot import MatchState
     from domain.states import OVER_STATES, STARTED_STATES
     from workflows.match_desk import DeskCommands
-    from workflows.match_pushes import PushQueue
+    from workflows.match_pushes import RENEWAL_PATCH, PushQueue
     from workflows.match_types import (
         FOLLOWERS_CHANGED,
         MATCH_WORKFLOW,
@@ -95,6 +98,10 @@ class MatchWorkflow:
             carried=start.pending_pushes,
             last_timestamp=start.last_push_timestamp,
             followers_waiting=start.followers_waiting,
+            generation=start.live_activity_generation,
+            # Not known (a run carried over from before generations): they started at kick-off.
+            since=start.live_activity_since or (start.kickoff if start.live_activities_started else None),
+            overnight=start.live_activities_overnight,
         )
         self._rechecked = False
 
@@ -126,20 +133,22 @@ class MatchWorkflow:
         self._pushes.followers_changed()
 
     def changed(self, before: MatchProgress, change: IngestSummary) -> None:
-        """The Live Activity push a change deserves: push-to-start at kick-off, an update after."""
+        """The Live Activity push a change deserves: push-to-start at kick-off, an update after
+        (and, with generations, the day's end at stumps and a new start when play resumes)."""
         if not self._pushes.started:
             if change.state in STARTED_STATES:
-                self._pushes.started = True
-                self._pushes.add(
-                    start_push(self._fixture_id, change.progress, workflow.now(), change.trace_id)
-                )
+                self._pushes.kick_off(change.progress, change.trace_id)
             return
-        self._pushes.add(update_push(self._fixture_id, before, change, workflow.now()))
+        self._pushes.change(before, change)
 
     @workflow.run
     async def run(self, start: MatchInput) -> MatchOutcome:
         options = start.options
+        generations = workflow.patched(RENEWAL_PATCH)
+        if generations:
+            self._pushes.use_generations()
         self._pushes.resume()
+        self._pushes.end_the_day_if_due()
         kickoff = start.kickoff
         postponed_since = start.postponed_since
         workflow.logger.info("match workflow started", extra={"fixture_id": start.fixture_id})
@@ -148,6 +157,8 @@ class MatchWorkflow:
             if self.current.state in OVER_STATES:
                 return self._outcome()
 
+        if generations:
+            self._pushes.renew_before_the_cap(timedelta(seconds=options.la_renew_after_seconds))
         while self.current.state not in OVER_STATES:
             if workflow.info().is_continue_as_new_suggested():
                 # The pushes in flight finish here; the queued ones go to the next run.
@@ -169,6 +180,9 @@ class MatchWorkflow:
                         pending_pushes=self._pushes.carried(),
                         last_push_timestamp=self._pushes.last_timestamp,
                         followers_waiting=self._pushes.followers_waiting,
+                        live_activity_generation=self._pushes.generation,
+                        live_activity_since=self._pushes.since,
+                        live_activities_overnight=self._pushes.overnight,
                     )
                 )
             if self._desk.mode == "desk" or self._source == "desk":
@@ -202,7 +216,9 @@ class MatchWorkflow:
             if final is not None:
                 self.current = final.progress
         if self._pushes.started:
-            self._pushes.close(end_push(start.fixture_id, self.current, workflow.now()))
+            self._pushes.close(
+                end_push(start.fixture_id, self.current, workflow.now(), self._pushes.generation)
+            )
         await workflow.wait_condition(lambda: workflow.all_handlers_finished() and self._pushes.done())
         if self._source == "provider" and cricket_provider_id(start.fixture_id) is not None:
             await self._recheck_after_the_end(start.fixture_id, options)

@@ -15,14 +15,22 @@ Order across lanes is kept by the pushes themselves: every push is stamped stric
 one before (`aps.timestamp` has whole seconds), carries the scoreboard version, and the fan-out
 never sends a device a state older than the one it shows.
 
-Runs recorded before the lanes existed replay with one queue for everything (`LANES_PATCH`).
+Generations (`domain.push_plan`: Apple ends an activity after 8 hours): a timer of its own wakes
+the workflow when the running generation reaches `la_renew_after_seconds`, even while a long watch
+activity runs, and queues the generation's end then the next one's start on the loud lane (in that
+order: no walk over new followers starts the next generation ahead of the end). At stumps the day's
+generation ends; the next starts when play resumes. The generation, when it started and whether it
+ended for the night are carried across continue-as-new.
+
+Runs recorded before the lanes existed replay with one queue for everything (`LANES_PATCH`); runs
+recorded before generations, with one generation and no timer (`RENEWAL_PATCH`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -31,14 +39,25 @@ from temporalio.exceptions import ActivityError
 with workflow.unsafe.imports_passed_through():
     from activities.push.fanout import PushActivities
     from domain.failures import APNS_CONFIG_ERROR, UNKNOWN_FIXTURE
-    from domain.progress import MatchProgress
-    from domain.push_plan import start_push
+    from domain.progress import IngestSummary, MatchProgress
+    from domain.push_plan import (
+        after_change,
+        at_the_cap,
+        generation_end_push,
+        renewal_left,
+        start_push,
+        update_push,
+    )
     from domain.pushes import PushInput
+    from domain.states import OVERNIGHT_STATES
 
 PUSHES_PATCH = "live-activity-pushes"
 """Runs recorded before Live Activity pushes existed replay without them."""
 LANES_PATCH = "push-lanes"
 """Runs recorded with one push queue (a goal could wait behind a routine update) replay with it."""
+RENEWAL_PATCH = "live-activity-renewal"
+"""Runs recorded with one Live Activity per follower for the whole match (no renewal timer, no end
+at stumps) replay that way."""
 
 NEW_FOLLOWERS_WALK_GAP = timedelta(seconds=3)
 """After a walk over new followers, the next waits this long: a storm of follows costs one walk
@@ -64,9 +83,21 @@ class PushQueue:
         carried: tuple[PushInput, ...],
         last_timestamp: int,
         followers_waiting: bool,
+        generation: int = 1,
+        since: datetime | None = None,
+        overnight: bool = False,
     ) -> None:
         self.started = started
         """The followers' Live Activities were started (at kick-off)."""
+        self.generation = generation
+        """The followers' running generation of Live Activities (overnight: the one ended last)."""
+        self.since = since
+        """When that generation was started (None: not known yet)."""
+        self.overnight = overnight
+        """That generation was ended at stumps; the next starts when play resumes."""
+        self._generations = False
+        self._cap: asyncio.Task[None] | None = None
+        """The renewal timer's task (kept referenced while it waits)."""
         self._fixture_id = fixture_id
         self._progress = progress
         self._carried = list(carried)
@@ -94,6 +125,47 @@ class PushQueue:
         self._carried = []
         self._kick()
 
+    def use_generations(self) -> None:
+        """Renew before Apple's cap and end the day at stumps (runs recorded since `RENEWAL_PATCH`)."""
+        self._generations = True
+
+    def kick_off(self, progress: MatchProgress, trace_id: str | None) -> None:
+        """Play started: push-to-start the first generation to every follower (with generations,
+        a match first seen at stumps starts its first one when play resumes)."""
+        self.started = True
+        if self._generations and progress.state in OVERNIGHT_STATES:
+            self.overnight = True
+            return
+        self.since = workflow.now()
+        self.add(start_push(self._fixture_id, progress, workflow.now(), trace_id, self.generation))
+
+    def end_the_day_if_due(self) -> None:
+        """A run starting at stumps whose day's activities may still run (its previous run was
+        recorded before generations, or the run starts from the database's facts) ends them; once
+        more is harmless (the gate, and no activity of that generation left running)."""
+        if (
+            self._generations
+            and self.started
+            and not self.overnight
+            and self._progress().state in OVERNIGHT_STATES
+        ):
+            self._end_the_day()
+
+    def change(self, before: MatchProgress, change: IngestSummary) -> None:
+        """A material change after kick-off: an update of the running generation; with
+        generations, also the day's end at stumps, and the next generation when play resumes."""
+        step = after_change(change.state, self.overnight) if self._generations else "update"
+        if step == "start_next":
+            self._start_next(change.progress, change.trace_id)
+        elif step != "nothing":
+            self.add(update_push(self._fixture_id, before, change, workflow.now(), self.generation))
+            if step == "update_then_end_the_day":
+                self._end_the_day()
+
+    def renew_before_the_cap(self, renew_after: timedelta) -> None:
+        """From now on, renew each running generation once it has run `renew_after`."""
+        self._cap = asyncio.create_task(self._watch_the_cap(renew_after))
+
     def add(self, push: PushInput) -> None:
         """Queue a push; a start at kick-off starts every follower there is."""
         if self._pushes_patched is None:
@@ -117,9 +189,11 @@ class PushQueue:
             return
         if not self._lanes():
             # How runs recorded before the lanes behaved: a full walk queued per signal.
-            self.add(start_push(self._fixture_id, self._progress(), workflow.now()))
+            self.add(
+                start_push(self._fixture_id, self._progress(), workflow.now(), generation=self.generation)
+            )
             return
-        if not self._closing:
+        if not self._closing and not self._start_queued():
             self._followers_waiting = True
             self._kick()
 
@@ -155,6 +229,65 @@ class PushQueue:
     def followers_waiting(self) -> bool:
         return self._followers_waiting
 
+    # --- generations ---------------------------------------------------------------------------
+
+    async def _watch_the_cap(self, renew_after: timedelta) -> None:
+        """One durable timer per generation: it fires while the watch activity runs, and is
+        cancelled when the generation ends first (stumps, the match's end)."""
+        while True:
+            await workflow.wait_condition(lambda: self._closing or (self.started and not self.overnight))
+            if self._closing:
+                return
+            if self.since is None:
+                self.since = workflow.now()
+            if not await self._runs_out(
+                self.generation, renewal_left(self.since, renew_after, workflow.now())
+            ):
+                continue
+            step = at_the_cap(self._progress().state)
+            if step == "renew":
+                self._renew()
+            elif step == "end_the_day":
+                self._end_the_day()
+            else:
+                await workflow.wait_condition(
+                    lambda: self._closing or at_the_cap(self._progress().state) != "nothing"
+                )
+
+    async def _runs_out(self, generation: int, left: timedelta) -> bool:
+        """Wait until `generation` has run its time (True), or ended first (False)."""
+        if left <= timedelta(0):
+            return True
+        try:
+            await workflow.wait_condition(
+                lambda: self._closing or self.overnight or self.generation != generation, timeout=left
+            )
+        except TimeoutError:
+            return True
+        return False
+
+    def _renew(self) -> None:
+        """End the running generation (dismissed at once), then start the next with today's state."""
+        progress = self._progress()
+        self.add(
+            generation_end_push(self._fixture_id, progress, workflow.now(), self.generation, overnight=False)
+        )
+        self._start_next(progress, None)
+
+    def _start_next(self, progress: MatchProgress, trace_id: str | None) -> None:
+        self.generation += 1
+        self.since = workflow.now()
+        self.overnight = False
+        self.add(start_push(self._fixture_id, progress, workflow.now(), trace_id, self.generation))
+
+    def _end_the_day(self) -> None:
+        self.overnight = True
+        self.add(
+            generation_end_push(
+                self._fixture_id, self._progress(), workflow.now(), self.generation, overnight=True
+            )
+        )
+
     # --- internals -----------------------------------------------------------------------------
 
     def _lanes(self) -> bool:
@@ -176,7 +309,13 @@ class PushQueue:
             self._loud.append(push)
 
     def _followers_due(self) -> bool:
+        if self._generations and self.overnight:
+            return False  # no activity overnight: the start when play resumes covers every follower
         return self._followers_waiting and self.started and not self._closing
+
+    def _start_queued(self) -> bool:
+        """A start waits on the loud lane: it will walk every follower there is by then."""
+        return self._generations and any(push.kind == "start" for push in self._loud)
 
     def _kick(self) -> None:
         """Make sure every lane with work has its sender running."""
@@ -229,7 +368,8 @@ class PushQueue:
                     return
             first = False
             self._followers_waiting = False
-            await self._send(self._stamp(start_push(self._fixture_id, self._progress(), workflow.now())))
+            push = start_push(self._fixture_id, self._progress(), workflow.now(), generation=self.generation)
+            await self._send(self._stamp(push))
 
     async def _send(self, push: PushInput) -> None:
         try:

@@ -76,6 +76,9 @@ class MatchOptions(BaseModel):
     post_match_rechecks_seconds: tuple[float, ...] = ()
     """Cricket: after the end, the fixture is fetched again after each of these waits (in turn),
     so balls the provider edits minutes or days later still reach every output."""
+    la_renew_after_seconds: float = 7.5 * 3600
+    """The followers' Live Activities are ended and started anew after running this long (Apple
+    ends one at 8 hours); `LA_RENEW_AFTER`."""
 
 
 class MatchInput(BaseModel):
@@ -100,6 +103,12 @@ class MatchInput(BaseModel):
     last_push_timestamp: int = 0
     followers_waiting: bool = False
     """Followers who came after kick-off still wait for their Live Activity to be started."""
+    live_activity_generation: int = 1
+    """Which generation of the followers' Live Activities runs (or ran last, overnight)."""
+    live_activity_since: datetime | None = None
+    """When that generation was started (workflow time); None: not known, taken as the kickoff."""
+    live_activities_overnight: bool = False
+    """That generation was ended at stumps; the next starts when play resumes."""
 
 
 class MatchOutcome(BaseModel):

@@ -29,8 +29,11 @@ The cricket line (`domain.cricket.live.CricketLine`), what cricket widgets show:
     target, need, ballsLeft  Int?   in a chase; requiredRate Double?
     superOver     Bool
 
-The static attributes (`MatchActivityAttributes`) are `fixtureId`, `homeTeam`, `awayTeam` and
-`competition` (optional).
+The static attributes (`MatchActivityAttributes`) are `fixtureId`, `homeTeam`, `awayTeam`,
+`competition` (optional) and `generation` (Int?, absent = 1): which of the follower's activities
+for this fixture it is (a long match renews its activity before Apple's 8-hour cap, a Test starts
+one a day). The app sends it back with the activity's update token, so a late report for an
+activity that has ended never attaches to the one that replaced it.
 
 APNs refuses a body over 4096 bytes with 413 `PayloadTooLarge`. `variants` gives the payload and
 ever smaller versions of it: the alert is trimmed first (body shortened, then title only, then gone
@@ -97,6 +100,8 @@ def build(push: PushInput, names: FixtureNames, fixture_id: int) -> Payload:
         attributes: Payload = {"fixtureId": fixture_id, "homeTeam": names.home, "awayTeam": names.away}
         if names.competition:
             attributes["competition"] = names.competition
+        if push.generation > 1:
+            attributes["generation"] = push.generation
         aps["attributes-type"] = ATTRIBUTES_TYPE
         aps["attributes"] = attributes
         # iOS 18+: ask ActivityKit to mint the new activity's update token, which the app reports.

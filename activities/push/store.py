@@ -104,7 +104,7 @@ class PushStore:
         async with self._engine.connect() as conn:
             rows = (
                 await conn.execute(
-                    text(_ACTIVITIES + " AND la.id > :after ORDER BY la.id LIMIT :limit"),
+                    text(self._activities + " AND la.id > :after ORDER BY la.id LIMIT :limit"),
                     {**self._scope, "after": int(after), "limit": limit},
                 )
             ).all()
@@ -117,7 +117,7 @@ class PushStore:
         async with self._engine.connect() as conn:
             rows = (
                 await conn.execute(
-                    text(_ACTIVITIES + " AND la.id = ANY(CAST(:ids AS bigint[])) ORDER BY la.id"),
+                    text(self._activities + " AND la.id = ANY(CAST(:ids AS bigint[])) ORDER BY la.id"),
                     {**self._scope, "ids": [t.live_activity_id for t in targets]},
                 )
             ).all()
@@ -204,14 +204,16 @@ class PushStore:
             await self._apply(conn, results)
 
     async def close_remaining(self) -> None:
-        """After `end`: every activity of the fixture still pending or active is over."""
+        """After `end`: every activity of the fixture still pending or active is over, up to the
+        push's generation (a newer one, started meanwhile for a new follower, stays)."""
         async with self._engine.begin() as conn:
             await conn.execute(
                 text(
                     """UPDATE live_activity SET status = 'ended', ended_at = COALESCE(ended_at, now()),
-                    updated_at = now() WHERE fixture_id = :fixture_id AND status IN ('pending', 'active')"""
+                    updated_at = now() WHERE fixture_id = :fixture_id AND status IN ('pending', 'active')
+                      AND generation <= :generation"""
                 ),
-                {"fixture_id": self._push.fixture_id},
+                {"fixture_id": self._push.fixture_id, "generation": self._push.generation},
             )
 
     async def totals(self, deferred: int) -> PushResult:
@@ -243,7 +245,21 @@ class PushStore:
 
     @property
     def _scope(self) -> dict[str, Any]:
-        return {"fixture_id": self._push.fixture_id, "environment": self._environment}
+        return {
+            "fixture_id": self._push.fixture_id,
+            "environment": self._environment,
+            "generation": self._push.generation,
+        }
+
+    @property
+    def _activities(self) -> str:
+        """The running activities this push is for: an `update`, those of its generation; an `end`,
+        those of its generation and any older one still running (nothing is left on a screen)."""
+        return _ACTIVITIES + (
+            " AND la.generation <= :generation"
+            if self._push.kind == "end"
+            else " AND la.generation = :generation"
+        )
 
     async def clear_followers_waiting(self) -> None:
         """A start walk begins: followers who follow from now on mark the match again (and get a
@@ -255,8 +271,9 @@ class PushStore:
             )
 
     async def _load_followers(self, after: str, limit: int) -> Batch:
-        """Followers with a live push-to-start token and no Live Activity started yet; each gets a
-        `pending` activity row to push for. A follower whose activity runs is never walked again."""
+        """Followers with a live push-to-start token and no Live Activity of the push's generation
+        started yet; each gets a `pending` activity row of that generation to push for. A follower
+        whose activity of that generation runs (or ran) is never walked again for it."""
         async with self._engine.begin() as conn:
             followers = (
                 await conn.execute(
@@ -269,6 +286,7 @@ class PushStore:
                           AND NOT EXISTS (
                               SELECT 1 FROM live_activity la
                               WHERE la.device_id = f.device_id AND la.fixture_id = f.fixture_id
+                                AND la.generation = :generation
                                 AND (la.status <> 'pending' OR la.started_at IS NOT NULL))
                         ORDER BY f.device_id LIMIT :limit"""
                     ),
@@ -281,11 +299,11 @@ class PushStore:
             ids = list(tokens)
             await conn.execute(
                 text(
-                    """INSERT INTO live_activity (device_id, fixture_id)
-                    SELECT unnest(CAST(:ids AS uuid[])), :fixture_id
-                    ON CONFLICT (device_id, fixture_id) DO NOTHING"""
+                    """INSERT INTO live_activity (device_id, fixture_id, generation)
+                    SELECT unnest(CAST(:ids AS uuid[])), :fixture_id, :generation
+                    ON CONFLICT (device_id, fixture_id, generation) DO NOTHING"""
                 ),
-                {"ids": ids, "fixture_id": self._push.fixture_id},
+                {"ids": ids, "fixture_id": self._push.fixture_id, "generation": self._push.generation},
             )
             # An activity already running (started in the app) or already started by a push (its
             # update token not reported yet) must not get a second one.
@@ -297,10 +315,10 @@ class PushStore:
                                extract(epoch FROM la.last_routine_at)::float8 AS routine_at
                         FROM live_activity la
                         WHERE la.fixture_id = :fixture_id AND la.device_id = ANY(CAST(:ids AS uuid[]))
-                          AND la.status = 'pending' AND la.started_at IS NULL
+                          AND la.generation = :generation AND la.status = 'pending' AND la.started_at IS NULL
                         ORDER BY la.device_id"""
                     ),
-                    {"ids": ids, "fixture_id": self._push.fixture_id},
+                    {"ids": ids, "fixture_id": self._push.fixture_id, "generation": self._push.generation},
                 )
             ).all()
         targets = [_target(row, token=tokens[row.device_id]) for row in rows]
@@ -438,7 +456,8 @@ _ACTIVITIES = """SELECT la.id, la.device_id, la.push_token AS token, la.last_tim
 FROM live_activity la JOIN device d ON d.id = la.device_id
 WHERE la.fixture_id = :fixture_id AND la.status = 'active' AND la.push_token_active
   AND la.push_token IS NOT NULL AND d.environment = :environment"""
-"""Running activities with a live update token (`update`, `end`)."""
+"""Running activities with a live update token (`update`, `end`; `PushStore._activities` adds the
+generation)."""
 
 
 def _target(row: Any, token: str | None = None) -> Target:

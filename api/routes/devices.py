@@ -6,7 +6,13 @@ issue or one that was rotated away: 401 `invalid_token`; a valid token of anothe
 `other_device`. Bad input is refused before anything is written: 422 `validation_error` naming the
 field (APNs tokens are 64 to 200 hex digits), 413 `payload_too_large` for a body over
 `MAX_BODY_BYTES` (declared or counted as it arrives, so a chunked body cannot slip past), 404
-`fixture_not_found`, 409 `live_activity_ended`.
+`fixture_not_found`, 404 `live_activity_not_found` (a report naming a generation never started),
+409 `live_activity_ended`.
+
+A follower may have several Live Activities for one fixture in turn, numbered by `generation`: a
+match that outlives Apple's 8-hour cap gets its activity ended and a new one started before it, a
+Test ends the day's at stumps and starts one when play resumes. The push-to-start's attributes
+carry the generation (absent = 1); the app reports its update token with it.
 
 Registering an `install_id` that is known already needs that device's current token in
 `Authorization: Bearer`: then it answers 200 (instead of 201) with the same device id and a **new**
@@ -133,10 +139,16 @@ class Follow(BaseModel):
 class ActivityToken(_Body):
     push_token: ApnsToken
     """The activity's update token (ActivityKit `pushTokenUpdates`)."""
+    generation: Annotated[int, Field(ge=1, le=2**31 - 1)] | None = None
+    """The `generation` of the push-to-start's attributes (absent there: 1). Left out: the newest
+    activity of the device for this fixture."""
 
 
 class LiveActivity(BaseModel):
     fixture_id: int
+    generation: int
+    """Which of this device's activities for the fixture: 1 from kick-off, then one per renewal
+    (before Apple's 8-hour cap) or per day of play."""
     status: Literal["pending", "active", "ended", "failed"]
     push_token_active: bool
     has_push_token: bool
@@ -313,7 +325,7 @@ async def unfollow(
     response_model=LiveActivity,
     responses={
         **_ERRORS,
-        404: {"description": "No such fixture."},
+        404: {"description": "No such fixture, or no such generation of its activity."},
         409: {"description": "That activity ended."},
     },
 )
@@ -323,11 +335,16 @@ async def report_live_activity(
     body: ActivityToken,
     engine: EngineDep,
 ) -> LiveActivity:
-    """The update token of this device's activity for the fixture; the activity becomes `active`."""
+    """The update token of this device's activity for the fixture (of `generation`, or the newest);
+    the activity becomes `active`."""
     try:
-        row = await store.report_activity_token(engine, device_id, fixture_id, body.push_token.lower())
+        row = await store.report_activity_token(
+            engine, device_id, fixture_id, body.push_token.lower(), body.generation
+        )
     except UnknownFixture as error:
         raise _no_fixture(fixture_id) from error
+    except store.UnknownActivityError as error:
+        raise ApiError(404, "live_activity_not_found", str(error)) from error
     except store.ActivityEndedError as error:
         raise ApiError(409, "live_activity_ended", str(error)) from error
     return LiveActivity.model_validate(row, from_attributes=True)

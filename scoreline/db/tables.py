@@ -298,8 +298,16 @@ live_activity = Table(
     Column("ended_at", DateTime(timezone=True)),
     _created_at(),
     _updated_at(),
-    UniqueConstraint("device_id", "fixture_id"),
+    Column(
+        "generation",
+        Integer,
+        nullable=False,
+        server_default=text("1"),
+        comment="1 from kick-off; the next after each renewal before Apple's 8 h cap or each stumps",
+    ),
+    UniqueConstraint("device_id", "fixture_id", "generation"),
     CheckConstraint("status IN ('pending', 'active', 'ended', 'failed')", name="status"),
+    CheckConstraint("generation >= 1", name="generation"),
 )
 Index("ix_live_activity_fixture_id_status", live_activity.c.fixture_id, live_activity.c.status)
 

@@ -16,7 +16,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.failures import UnknownFixture
-from domain.states import OVER_STATES, STARTED_STATES
+from domain.states import OVER_STATES, OVERNIGHT_STATES, STARTED_STATES
 from scoreline.devices.tokens import hash_token, matches, new_token
 
 Environment = Literal["sandbox", "production"]
@@ -44,6 +44,7 @@ class Registered:
 @dataclass(frozen=True)
 class ActivityRow:
     fixture_id: int
+    generation: int
     status: str
     push_token_active: bool
     has_push_token: bool
@@ -62,6 +63,10 @@ class InstallRegisteredError(LookupError):
 
 class ActivityEndedError(RuntimeError):
     """The device's activity for this fixture has ended; a token for it is no use any more."""
+
+
+class UnknownActivityError(LookupError):
+    """The report names a generation of the device's activity for this fixture that was never started."""
 
 
 async def register(engine: AsyncEngine, registration: Registration, token: str | None) -> Registered:
@@ -169,9 +174,11 @@ async def expire_followers_mark(engine: AsyncEngine, fixture_id: int) -> None:
 async def claim_stale_followers_marks(engine: AsyncEngine) -> list[int]:
     """Live matches whose followers have waited past `RESIGNAL_AFTER_SECONDS` without a walk (the
     signal was lost and no one followed since): their marks are renewed, and the caller signals
-    them. Marks of matches that are over are dropped: no Live Activity is started any more."""
+    them. Marks of matches that are over are dropped: no Live Activity is started any more. Those
+    of a match at stumps wait: no activity starts overnight, and the start when play resumes
+    walks every follower (its run clears the mark)."""
     over = [state.value for state in OVER_STATES]
-    live = [state.value for state in STARTED_STATES - OVER_STATES]
+    live = [state.value for state in STARTED_STATES - OVER_STATES - OVERNIGHT_STATES]
     async with engine.begin() as conn:
         await conn.execute(
             text(
@@ -231,31 +238,60 @@ async def unfollow(engine: AsyncEngine, device_id: uuid.UUID, fixture_id: int) -
 
 
 async def report_activity_token(
-    engine: AsyncEngine, device_id: uuid.UUID, fixture_id: int, push_token: str
+    engine: AsyncEngine, device_id: uuid.UUID, fixture_id: int, push_token: str, generation: int | None = None
 ) -> ActivityRow:
     """The app's update token for its activity of `fixture_id`: the activity is now `active`.
 
-    Creates the row when the app started the activity itself; replaces the token when ActivityKit
-    rotated it.
+    A follower may have several activities for one fixture in turn (`live_activity.generation`: a
+    long match renews its activity before Apple's 8-hour cap, a Test ends the day's at stumps).
+    The report is for `generation`, the one its push-to-start's attributes named; without it, for
+    the newest. So a late report for an ended activity (its token rotated just before the end)
+    that names its generation is refused, and never revives it nor lands on its successor. With no
+    activity stored at all the app started one itself: generation 1 is created. A report for the
+    activity that runs replaces the token (ActivityKit rotated it).
 
     Raises:
         UnknownFixture: No such fixture.
-        ActivityEndedError: This activity has ended already.
+        ActivityEndedError: That activity has ended already.
+        UnknownActivityError: `generation` names an activity that was never started.
     """
     async with engine.begin() as conn:
         await _require_fixture(conn, fixture_id)
+        stored = (
+            await conn.execute(
+                text(
+                    """SELECT id, generation, status FROM live_activity
+                    WHERE device_id = :device_id AND fixture_id = :fixture_id
+                    ORDER BY generation DESC FOR UPDATE"""
+                ),
+                {"device_id": device_id, "fixture_id": fixture_id},
+            )
+        ).all()
+        chosen = next((r for r in stored if generation in (None, r.generation)), None)
+        if chosen is None and (stored or generation not in (None, 1)):
+            raise UnknownActivityError(f"no live activity {generation} for fixture {fixture_id}")
+        if chosen is not None and chosen.status == "ended":
+            raise ActivityEndedError(f"the live activity for fixture {fixture_id} has ended")
+        # New (the app's own), or the chosen one: an activity the fan-out inserted meanwhile is
+        # updated in place, unless it ended meanwhile.
         row = (
             await conn.execute(
                 text(
-                    f"""INSERT INTO live_activity (device_id, fixture_id, status, push_token, push_token_active)
-                    VALUES (:device_id, :fixture_id, 'active', :token, true)
-                    ON CONFLICT (device_id, fixture_id) DO UPDATE SET
+                    f"""INSERT INTO live_activity
+                        (device_id, fixture_id, generation, status, push_token, push_token_active)
+                    VALUES (:device_id, :fixture_id, :generation, 'active', :token, true)
+                    ON CONFLICT (device_id, fixture_id, generation) DO UPDATE SET
                         status = 'active', push_token = excluded.push_token, push_token_active = true,
                         updated_at = now()
                     WHERE live_activity.status <> 'ended'
                     RETURNING {_ACTIVITY_COLUMNS}"""
                 ),
-                {"device_id": device_id, "fixture_id": fixture_id, "token": push_token},
+                {
+                    "device_id": device_id,
+                    "fixture_id": fixture_id,
+                    "generation": 1 if chosen is None else chosen.generation,
+                    "token": push_token,
+                },
             )
         ).first()
         if row is None:
@@ -264,7 +300,7 @@ async def report_activity_token(
 
 
 async def activities(engine: AsyncEngine, device_id: uuid.UUID) -> list[ActivityRow]:
-    """The device's Live Activities, newest first."""
+    """The device's Live Activities, newest first (a fixture's generations newest first too)."""
     async with engine.connect() as conn:
         rows = (
             await conn.execute(
@@ -278,8 +314,8 @@ async def activities(engine: AsyncEngine, device_id: uuid.UUID) -> list[Activity
     return [_activity(row) for row in rows]
 
 
-_ACTIVITY_COLUMNS = """fixture_id, status, push_token_active, push_token IS NOT NULL AS has_push_token,
-    started_at, ended_at, updated_at"""
+_ACTIVITY_COLUMNS = """fixture_id, generation, status, push_token_active,
+    push_token IS NOT NULL AS has_push_token, started_at, ended_at, updated_at"""
 
 
 async def _require_fixture(conn: AsyncConnection, fixture_id: int) -> None:
@@ -291,6 +327,7 @@ async def _require_fixture(conn: AsyncConnection, fixture_id: int) -> None:
 def _activity(row: Any) -> ActivityRow:
     return ActivityRow(
         fixture_id=int(row.fixture_id),
+        generation=int(row.generation),
         status=str(row.status),
         push_token_active=bool(row.push_token_active),
         has_push_token=bool(row.has_push_token),

@@ -2,8 +2,9 @@
 
 Every caller that needs a match's workflow running — the fixture sync, the command road, a follow,
 the tests — goes through `MatchRuns`, so a run always starts from what the database holds: the
-fixture's kickoff, who scores it (provider or desk), and the stored scoreboard. A run started for
-a match that already kicked off therefore knows its followers' Live Activities were started and
+fixture's kickoff, who scores it (provider or desk), the stored scoreboard and the newest
+generation of its followers' Live Activities. A run started for a match that already kicked off
+therefore knows its followers' Live Activities were started (which generation, since when) and
 where the log stands; one started for a match that is over decides the command it was started for
 against the stored state and ends, without polling the provider again.
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client, WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
@@ -30,7 +31,7 @@ from domain.progress import FixtureSource, MatchProgress
 from domain.rules import Mode
 from domain.snapshot import MatchState
 from domain.states import OVER_STATES, STARTED_STATES
-from scoreline.db.tables import fixture, scoreboard
+from scoreline.db.tables import fixture, live_activity, scoreboard
 from scoreline.settings import Settings
 from workflows.match_types import FOLLOWERS_CHANGED, MATCH_WORKFLOW, MatchInput, MatchOptions, MatchOutcome
 
@@ -53,6 +54,7 @@ def match_options(settings: Settings) -> MatchOptions:
         post_match_rechecks_seconds=tuple(
             delay.total_seconds() for delay in settings.cricket_post_match_rechecks
         ),
+        la_renew_after_seconds=settings.la_renew_after.total_seconds(),
     )
 
 
@@ -65,6 +67,10 @@ class MatchFacts:
     source: FixtureSource
     mode: Mode
     progress: MatchProgress
+    generation: int = 1
+    """The newest generation of the followers' Live Activities (1 before any)."""
+    generation_since: datetime | None = None
+    """When its first activity was created: the renewal is counted from there."""
 
     @property
     def over(self) -> bool:
@@ -82,12 +88,24 @@ class MatchFacts:
             live_activities_started=started,
             # A live match's new run first starts any follower an earlier run may have missed.
             followers_waiting=started and not self.over,
+            live_activity_generation=self.generation,
+            live_activity_since=self.generation_since,
         )
 
 
 async def load_facts(engine: AsyncEngine, fixture_id: int) -> MatchFacts | None:
-    """The fixture and its stored scoreboard (one query); None if there is no such fixture."""
+    """The fixture, its stored scoreboard and its newest Live Activity generation; None if there is
+    no such fixture."""
     async with engine.connect() as conn:
+        newest = (
+            await conn.execute(
+                select(live_activity.c.generation, func.min(live_activity.c.created_at).label("since"))
+                .where(live_activity.c.fixture_id == fixture_id)
+                .group_by(live_activity.c.generation)
+                .order_by(live_activity.c.generation.desc())
+                .limit(1)
+            )
+        ).first()
         row = (
             await conn.execute(
                 select(
@@ -121,6 +139,8 @@ async def load_facts(engine: AsyncEngine, fixture_id: int) -> MatchFacts | None:
         source="desk" if row.source == "desk" else "provider",
         mode="desk" if row.scoring_mode == "desk" else "provider",
         progress=progress,
+        generation=1 if newest is None else int(newest.generation),
+        generation_since=None if newest is None else newest.since,
     )
 
 

@@ -1,0 +1,179 @@
+"""Generations of a follower's Live Activity for one fixture, in the fan-out and the device API.
+
+The fan-out on a real worker against the APNs simulator: a start of generation 2 walks the
+followers with no activity of generation 2 (their first has ended) and makes each a new row; an
+update of generation 2 reaches only generation 2; an end of generation 2 closes it and anything
+older still open, never a newer one. The device API over real HTTP: a report attaches to the
+generation it names, or the newest; an ended one is never revived.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest_asyncio
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio.client import Client
+
+from activities.push.apns import ApnsClient
+from activities.push.fanout import FanoutConfig
+from api.app import create_app
+from domain.pushes import LiveState, PushInput, PushResult
+from scoreline.settings import Settings
+from tests.push import seed
+from tests.push.simulator import PushSim
+from tests.push.test_devices_api import register
+from tests.push.workflow import PushOnceWorkflow, push_worker
+from tests.support.http import serve
+
+NOW = 1_790_000_000
+
+
+def push(kind: str, event_key: str, generation: int, version: int, **fields: Any) -> PushInput:
+    return PushInput(
+        fixture_id=seed.FIXTURE_ID,
+        event_key=event_key,
+        kind=kind,  # type: ignore[arg-type]
+        priority=10,
+        state=LiveState(home=1, away=0, state="live_second_half", version=version),
+        timestamp=NOW + version,
+        generation=generation,
+        **fields,
+    )
+
+
+async def run(client: Client, task_queue: str, request: PushInput) -> PushResult:
+    return await client.execute_workflow(
+        PushOnceWorkflow.run, request, id=f"push-{uuid.uuid4()}", task_queue=task_queue
+    )
+
+
+async def test_each_generation_is_started_updated_and_ended_on_its_own(
+    temporal_client: Client,
+    task_queue: str,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    fanout_config: FanoutConfig,
+    sim: PushSim,
+    db: asyncpg.Connection,
+) -> None:
+    """Three followers whose first activity runs: generation 1 ends; the start of generation 2
+    reaches all three (new rows), again nothing; its update reaches only the two that reported a
+    token of generation 2, not a generation 1 activity; its end leaves a generation 3 row alone."""
+    await seed.fixture(db)
+    first = await seed.running_activities(db, 3)
+    async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
+        ended = await run(temporal_client, task_queue, push("end", "renew-1-end", 1, 1))
+        started = await run(temporal_client, task_queue, push("start", "renew-2", 2, 2, alert=True))
+        again = await run(temporal_client, task_queue, push("start", "renew-2", 2, 3, alert=True))
+        renewed = {activity.device_id: seed.apns_token() for activity in first[:2]}
+        for device_id, token in renewed.items():
+            await db.execute(
+                """UPDATE live_activity SET status = 'active', push_token = $2
+                WHERE device_id = $1 AND generation = 2""",
+                device_id,
+                token,
+            )
+        # A generation 1 activity still open (it should not be): only an end reaches it.
+        await db.execute(
+            "UPDATE live_activity SET status = 'active' WHERE device_id = $1 AND generation = 1",
+            first[2].device_id,
+        )
+        await db.execute(
+            "INSERT INTO live_activity (device_id, fixture_id, generation) VALUES ($1, $2, 3)",
+            first[0].device_id,
+            seed.FIXTURE_ID,
+        )
+        updated = await run(temporal_client, task_queue, push("update", "v4", 2, 4))
+        closed = await run(temporal_client, task_queue, push("end", "full_time", 2, 5, alert=True))
+
+    assert (ended.effect, ended.sent) == ("la.end", 3)
+    assert (started.effect, started.sent) == ("la.start", 3)
+    assert again == started, "a follower with a generation 2 activity is not started again"
+    pushes = await sim.pushes()
+    starts = [p for p in pushes if p["payload"]["aps"]["event"] == "start"]
+    push_to_start = await db.fetch(
+        "SELECT push_to_start_token FROM device WHERE id = ANY($1::uuid[])", [a.device_id for a in first]
+    )
+    assert sorted(p["token"] for p in starts) == sorted(r["push_to_start_token"] for r in push_to_start)
+    assert [p["payload"]["aps"]["attributes"]["generation"] for p in starts] == [2, 2, 2]
+    assert updated.sent == 2
+    updates = [p for p in pushes if p["payload"]["aps"]["event"] == "update"]
+    assert sorted(p["token"] for p in updates) == sorted(renewed.values())
+    assert closed.sent == 3, "generation 2's two activities and the open generation 1 one"
+    rows = await db.fetch(
+        "SELECT device_id, generation, status FROM live_activity ORDER BY generation, device_id"
+    )
+    by_generation = [(row["generation"], row["status"]) for row in rows]
+    assert by_generation.count((1, "ended")) == 3
+    assert by_generation.count((2, "ended")) == 3, "the one without a token is closed too"
+    assert (3, "pending") in by_generation, "a newer generation is not ended by an older one's end"
+
+
+@pytest_asyncio.fixture
+async def api(database_url: str, redis_url: str) -> AsyncIterator[httpx.AsyncClient]:
+    settings = Settings(database_url=database_url, redis_url=redis_url, log_format="json")
+    async with serve(create_app(settings)) as url, httpx.AsyncClient(base_url=url) as client:
+        yield client
+
+
+async def test_a_report_attaches_to_its_generation_and_never_revives_an_ended_one(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    """Generation 1 ended, generation 2 pushed-started: a late report naming 1 is 409 and changes
+    nothing; one naming 2 (or none) makes 2 active; one naming 3 is 404; the listing shows both."""
+    await seed.fixture(db)
+    device, auth = await register(api)
+    await db.execute(
+        """INSERT INTO live_activity (device_id, fixture_id, generation, status, started_at, ended_at)
+        VALUES ($1::uuid, $2, 1, 'ended', now(), now()), ($1::uuid, $2, 2, 'pending', now(), NULL)""",
+        device,
+        seed.FIXTURE_ID,
+    )
+    path = f"/v1/devices/{device}/live-activities/{seed.FIXTURE_ID}"
+
+    late = await api.put(path, json={"push_token": seed.apns_token(), "generation": 1}, headers=auth)
+    assert (late.status_code, late.json()["error"]["code"]) == (409, "live_activity_ended")
+    unknown = await api.put(path, json={"push_token": seed.apns_token(), "generation": 3}, headers=auth)
+    assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, "live_activity_not_found")
+    zero = await api.put(path, json={"push_token": seed.apns_token(), "generation": 0}, headers=auth)
+    assert zero.status_code == 422
+    rows = await db.fetch("SELECT generation, status, push_token FROM live_activity ORDER BY generation")
+    assert [(r["generation"], r["status"], r["push_token"]) for r in rows] == [
+        (1, "ended", None),
+        (2, "pending", None),
+    ]
+
+    token = seed.apns_token()
+    named = await api.put(path, json={"push_token": token, "generation": 2}, headers=auth)
+    assert named.status_code == 200, named.text
+    assert (named.json()["generation"], named.json()["status"]) == (2, "active")
+    rotated = seed.apns_token()
+    newest = await api.put(path, json={"push_token": rotated}, headers=auth)
+    assert (newest.json()["generation"], newest.json()["status"]) == (2, "active")
+    rows = await db.fetch("SELECT generation, status, push_token FROM live_activity ORDER BY generation")
+    assert [(r["generation"], r["status"], r["push_token"]) for r in rows] == [
+        (1, "ended", None),
+        (2, "active", rotated),
+    ]
+    listed = (await api.get(f"/v1/devices/{device}/live-activities", headers=auth)).json()["live_activities"]
+    assert [(a["generation"], a["status"]) for a in listed] == [(2, "active"), (1, "ended")]
+
+
+async def test_an_activity_the_app_started_itself_is_the_first_generation(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    """No row yet: a report without a generation, or naming 1, creates generation 1; naming 2 is 404."""
+    await seed.fixture(db)
+    device, auth = await register(api)
+    path = f"/v1/devices/{device}/live-activities/{seed.FIXTURE_ID}"
+    later = await api.put(path, json={"push_token": seed.apns_token(), "generation": 2}, headers=auth)
+    assert (later.status_code, later.json()["error"]["code"]) == (404, "live_activity_not_found")
+    own = await api.put(path, json={"push_token": seed.apns_token(), "generation": 1}, headers=auth)
+    assert own.status_code == 200
+    assert (own.json()["generation"], own.json()["status"]) == (1, "active")
+    assert await db.fetchval("SELECT count(*) FROM live_activity") == 1
