@@ -220,11 +220,20 @@ class _Watch:
             if wait_first:
                 wait_first = False
                 await self._wait(interval)
+            started = time.monotonic()
             result = await self._poll_with_heartbeats()
             if result is not None:
                 return result
             activity.heartbeat(self.known.version)
-            await self._wait(interval)
+            await self._wait(self._until_next_poll(interval, time.monotonic() - started))
+
+    @staticmethod
+    def _until_next_poll(interval: timedelta, took: float) -> timedelta:
+        """Polls start one interval apart, however long each took (a large shared board takes a
+        while): the next waits out what is left of the interval, and at least a tenth of it, so a
+        provider slower than the interval is not asked again the moment it answered."""
+        left = interval.total_seconds() - took
+        return timedelta(seconds=max(interval.total_seconds() / 10, left))
 
     async def _wait(self, interval: timedelta) -> None:
         """Sleep until the next poll, heartbeating meanwhile: a night at stumps (5 min between

@@ -3,11 +3,13 @@
 Hundreds of match watchers in a worker ask for the live board every poll interval. Without this,
 each ask is a request, which multiplies the provider bill by the number of matches and trips the
 hourly limit within minutes. With it, the first caller starts the request, callers arriving while it
-is in flight await the same task, and callers arriving within `ttl` after it *finished* get its
-result. Measuring from the finish (not the start) means a slow provider gets fewer requests, never
-back-to-back ones, and most callers are answered from memory without waiting even when a request
-takes longer than the interval. A failure is remembered the same way, so an outage also costs one
-request per interval, not one per watcher.
+is in flight await the same task, and callers arriving within `ttl` after it *started* get its
+result — and, after a request that took most of the interval, for a tenth of `ttl` after it
+finished, so a slow provider is never asked again the moment it answered. Measured from the start,
+requests are at least `ttl` apart (never more than one per interval) and the board is refreshed
+every interval even when fetching it takes a while (a 100-match cricket board with every ball takes
+seconds: measured from the finish, it was refreshed every interval *plus* that). A failure is
+remembered the same way, so an outage also costs one request per interval, not one per watcher.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ T = TypeVar("T")
 @dataclass
 class _Entry(Generic[T]):
     task: asyncio.Task[T]
+    started_at: float
     done_at: float | None = None
     reusable: bool = True
 
@@ -50,7 +53,7 @@ class Coalescer(Generic[T]):
     """Shares one in-flight or recently finished fetch per key.
 
     Args:
-        ttl: Seconds after a fetch finished during which its result (or `ProviderError`) is reused.
+        ttl: Seconds after a fetch started during which its result (or `ProviderError`) is reused.
         clock: Monotonic seconds.
     """
 
@@ -75,7 +78,7 @@ class Coalescer(Generic[T]):
             entry = None
         if entry is None:
             task = asyncio.create_task(_run(fetch), name=f"coalesced:{key}")
-            entry = _Entry(task=task)
+            entry = _Entry(task=task, started_at=self._clock())
             task.add_done_callback(functools.partial(self._finished, entry))
             self._entries[key] = entry
             self._started += 1
@@ -96,7 +99,9 @@ class Coalescer(Generic[T]):
     def _fresh(self, entry: _Entry[T]) -> bool:
         if entry.done_at is None:
             return True  # in flight
-        return entry.reusable and self._clock() - entry.done_at < self._ttl
+        now = self._clock()
+        recent = now - entry.started_at < self._ttl or now - entry.done_at < self._ttl / 10
+        return entry.reusable and recent
 
     def _finished(self, entry: _Entry[T], task: asyncio.Task[T]) -> None:
         entry.done_at = self._clock()

@@ -49,3 +49,38 @@ async def test_an_unchanged_poll_still_counts_as_polled(settings: Settings) -> N
             except asyncio.CancelledError:
                 pass
     assert 0 < age < 1.0, f"the match looks unpolled for {age:.2f}s"
+
+
+async def test_polls_start_one_interval_apart_however_long_each_takes(settings: Settings) -> None:
+    """A board that takes 0.6 s to answer, polled every 1 s: five polls in five seconds. Before, the
+    watch slept a whole interval after each answer, so it polled every 1.6 s (a 100-match cricket
+    board, slow to fetch and normalise, was polled every 4.9 s instead of 2.5 s)."""
+    async with running_provider(["football-basic"], t=KICKOFF + 5) as provider:
+        config = settings.model_copy(
+            update={
+                "provider_url": provider.url,
+                "provider_token": SecretStr(TOKEN),
+                "poll_interval_live": timedelta(seconds=1),  # the shared board lives one interval
+            }
+        )
+        async with worker_dependencies(config) as deps:
+            store = IngestStore(deps.pools.ingest)
+            polling = PollingConfig(live=timedelta(seconds=1), idle=timedelta(seconds=1), reconcile=None)
+            watch = WatchActivities(deps.provider, store, deps.pools.ingest, deps.redis, polling)
+            known = await watch.ingest(line(KICKOFF), "live")
+            assert known is not None
+            await provider.fault(kind="latency", seconds=0.6, duration=3600)
+            env = ActivityEnvironment()
+            env.info = dataclasses.replace(env.info, heartbeat_timeout=timedelta(seconds=5))
+            served = await provider.requests_served()
+            running = asyncio.create_task(
+                env.run(watch.watch_match, WatchInput(fixture_id=FIXTURE_ID, progress=known.progress))
+            )
+            await asyncio.sleep(5.3)
+            polls = await provider.requests_served() - served
+            env.cancel()
+            try:
+                await running
+            except asyncio.CancelledError:
+                pass
+    assert polls >= 5, f"{polls} polls in 5.3 s at a 1 s interval"

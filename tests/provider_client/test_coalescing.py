@@ -10,6 +10,7 @@ import time
 import pytest
 
 from activities.provider import ProviderUnavailable
+from activities.provider.coalescing import Coalescer
 from tests.provider_client.conftest import (
     SYNTHETIC_BASE_ID,
     MakeClient,
@@ -113,3 +114,31 @@ async def test_500_watchers_over_10_intervals_make_at_most_one_request_per_inter
     stats = client.stats.live
     assert stats.started == requests
     assert stats.started + stats.joined + stats.cached == watchers * intervals
+
+
+async def test_a_slow_board_is_refreshed_every_interval_and_never_back_to_back() -> None:
+    """The window runs from the fetch's start: a board that takes 0.5 s of a 1 s interval is fetched
+    again one interval after the last one started (before, one interval after it finished: every
+    1.5 s). One slower than the interval is not fetched again the moment it answered."""
+    clock = ManualClock(start=0.0)
+    coalescer = Coalescer[int](ttl=1.0, clock=clock)
+    took = 0.5
+    calls = 0
+
+    async def fetch() -> int:
+        nonlocal calls
+        calls += 1
+        clock.advance(took)
+        return calls
+
+    assert await coalescer.get("board", fetch) == 1  # 0.0 → 0.5
+    clock.advance(0.25)
+    assert await coalescer.get("board", fetch) == 1  # 0.75: the same interval
+    clock.advance(0.25)
+    assert await coalescer.get("board", fetch) == 2  # 1.0: the next one, 1.0 → 1.5
+    took = 1.5
+    clock.advance(0.5)
+    assert await coalescer.get("board", fetch) == 3  # 2.0 → 3.5, longer than the interval
+    assert await coalescer.get("board", fetch) == 3  # 3.5: it just answered
+    clock.advance(0.125)
+    assert await coalescer.get("board", fetch) == 4  # over a tenth of the interval later
