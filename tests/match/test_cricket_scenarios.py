@@ -34,6 +34,7 @@ from tests.match.cricket import (
 )
 from tests.match.harness import stored_outcome
 from tests.support.provider import Provider, expected, running_provider
+from tests.support.replay import assert_replays, replays_and_keep
 from tests.support.waiting import eventually
 from tests.support.worker import running_worker
 from workflows.match import MatchWorkflow
@@ -103,6 +104,12 @@ async def test_scenario_ends_as_expected(
             await start_cricket_match(temporal_client, config, fixture_id)
             handle = temporal_client.get_workflow_handle_for(MatchWorkflow.run, match_workflow_id(fixture_id))
             result = await play(provider, handle, recording, database_url, fixture_id)
+            history = await handle.fetch_history()
+    # Every scenario's run replays; the one with post-match rechecks is kept for later releases.
+    if name == "edits":
+        await replays_and_keep("match-cricket-edits", [MatchWorkflow], history)
+    else:
+        await assert_replays([MatchWorkflow], history)
 
     stored = await stored_outcome(database_url, fixture_id)
     assert stored["events"] == sorted(["balls", ball] for ball in outcome["balls"])

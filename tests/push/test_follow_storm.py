@@ -34,9 +34,11 @@ from workflows.fixture_sync_types import FixtureSyncInput
 
 pytestmark = pytest.mark.timeout(420)
 
-DEVICES = 200
+DEVICES = 100
 CALLS_PER_DEVICE = 100
-"""Unfollow, follow, unfollow, … follow: 20,000 calls, every device following at the end."""
+"""Unfollow, follow, unfollow, … follow: 10,000 calls, every device following at the end. (It was
+200 devices; on this 2-core machine 20,000 calls came to take longer than the test's timeout at
+every commit, and 5,000 follows show the bound as well: the old code signalled each one.)"""
 
 
 async def _flip(api: httpx.AsyncClient, phone: Phone, fixture_id: int, calls: int) -> Counter[int]:
@@ -54,13 +56,13 @@ async def _flip(api: httpx.AsyncClient, phone: Phone, fixture_id: int, calls: in
     return statuses
 
 
-async def test_twenty_thousand_follow_and_unfollow_calls_start_each_device_once_and_keep_history_small(
+async def test_ten_thousand_follow_and_unfollow_calls_start_each_device_once_and_keep_history_small(
     push_settings: Settings, database_url: str, temporal_client: Client, sim: PushSim
 ) -> None:
-    """After kick-off, 200 devices each unfollow and follow 50 times (20,000 calls): every device
+    """After kick-off, 100 devices each unfollow and follow 50 times (10,000 calls): every device
     ends up with exactly one push-to-start, the match workflow is still running, and its history
     holds a few hundred events, not one per follow. On the main of 2026-12-01 every new follow was
-    a signal and a full walk queued in the workflow (10,000 of them here)."""
+    a signal and a full walk queued in the workflow (5,000 of them here)."""
     settings = push_settings.model_copy(update={"follow_rate_limit": 10_000})
     async with desk_road(settings, database_url, temporal_client) as road:
         fixture_id = await road.fixture()
