@@ -49,8 +49,12 @@ class FixtureSyncActivities:
         today = datetime.now(UTC).date()
         first, last = today - timedelta(days=sync.days_back), today + timedelta(days=sync.days_ahead)
         snapshots = await self._client.fixtures_between(first, last)
-        snapshots += await self._cricket_fixtures(first, last)
+        # Football's rows are written before cricket is listed: a slow cricket API never holds them.
         written = await self._store.upsert_fixtures(snapshots)
+        cricket = await self._cricket_fixtures(first, last)
+        if cricket:
+            written += await self._store.upsert_fixtures(cricket)
+            snapshots += cricket
         horizon = datetime.now(UTC) + timedelta(minutes=sync.horizon_minutes)
         due = tuple(
             DueFixture(fixture_id=snapshot.fixture_id, kickoff=snapshot.kickoff)

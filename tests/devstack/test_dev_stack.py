@@ -217,7 +217,7 @@ def test_demo_shows_the_matches_being_played(data_dir: Path) -> None:
 
     try:
         seen = _lines_until(process, both_scored, within=150)
-        assert seen[0].startswith("watching 4 match(es) at 60x (1 scored by a desk)")
+        assert seen[0].startswith("watching 5 match(es) at 60x (1 scored by a desk)")
         assert any("live_first_half" in line and DESK_MATCH not in line for line in seen)
         desk_lines = [line for line in seen if DESK_MATCH in line]
         assert "Oakwood School 1-0 Brookside College" in desk_lines[-1]

@@ -261,6 +261,13 @@ async def test_a_desk_goal_and_a_provider_goal_are_traced_from_their_source_to_e
 ) -> None:
     match = await _desk_match(data_dir)
     goal = new_trace_id()
+    async with httpx.AsyncClient(base_url=stack["api"], timeout=30) as reads:
+
+        async def synced() -> bool:
+            return (await reads.get(f"/v1/matches/{PROVIDER_MATCH}")).status_code == 200
+
+        # The fixture sync writes the provider's match once it has listed both APIs' fixtures.
+        await eventually(synced, within=120, every=0.5)
     async with (
         httpx.AsyncClient(base_url=stack["api"], timeout=30) as http,
         sse(stack["api"], f"/v1/matches/{match.fixture_id}/stream") as screen,
