@@ -59,40 +59,21 @@ class ProviderClientStats:
     live: CoalescerStats
 
 
-class SportMonksClient:
-    """SportMonks Football as Scoreline needs it: live board, fixtures by id, fixtures by dates.
+class BoardClient:
+    """What both provider clients share (Football v3 here, Cricket v2 in `cricket.client`): the
+    transport they own and one live board per poll interval, shared by every watcher in the
+    process. Subclasses name `live_endpoint` and fetch the board. Every method raises only
+    `ProviderError`s."""
 
-    Build one per worker process (`from_settings`) and inject it into the activity classes.
-
-    Args:
-        transport: The process's transport (pool, breaker, rate-limit window, bulkhead).
-
-    Every method raises only `ProviderError` subclasses (see `activities.provider.errors`).
-    """
+    live_endpoint: str
+    """The endpoint of the live board, shared per poll interval."""
 
     def __init__(self, transport: SportMonksTransport) -> None:
         config = transport.config
         self._transport = transport
         self._includes = config.includes
-        self._relations = frozenset(
-            part.split(":")[0].split(".")[0].strip().lower()
-            for part in config.includes.split(";")
-            if part.strip()
-        )
         self._live = Coalescer[LiveBoard](config.live_ttl, config.clock)
         self._wall = config.wall
-
-    @classmethod
-    def from_settings(
-        cls, settings: Settings, config: ProviderClientConfig | None = None
-    ) -> SportMonksClient:
-        """A client with its own connection pool, configured from the settings."""
-        return cls(SportMonksTransport.from_settings(settings, config))
-
-    @property
-    def board_is_complete(self) -> bool:
-        """No: the football board's relations are reconciled against `fixtures/{id}`."""
-        return False
 
     @property
     def transport(self) -> SportMonksTransport:
@@ -119,11 +100,48 @@ class SportMonksClient:
 
     async def live(self) -> LiveBoard:
         """Every fixture in play; at most one upstream request per poll interval per process."""
-        return await self._live.get(LIVE_ENDPOINT, self._fetch_live)
+        return await self._live.get(self.live_endpoint, self._fetch_live)
 
     async def live_snapshot(self, fixture_id: int) -> Snapshot | None:
-        """One fixture from the shared live board; None when it is not in play."""
+        """One fixture from the shared live board; None when it is not on it."""
         return (await self.live()).get(fixture_id)
+
+    async def _fetch_live(self) -> LiveBoard:
+        raise NotImplementedError
+
+
+class SportMonksClient(BoardClient):
+    """SportMonks Football as Scoreline needs it: live board, fixtures by id, fixtures by dates.
+
+    Build one per worker process (`from_settings`) and inject it into the activity classes.
+
+    Args:
+        transport: The process's transport (pool, breaker, rate-limit window, bulkhead).
+
+    Every method raises only `ProviderError` subclasses (see `activities.provider.errors`).
+    """
+
+    live_endpoint = LIVE_ENDPOINT
+
+    def __init__(self, transport: SportMonksTransport) -> None:
+        super().__init__(transport)
+        self._relations = frozenset(
+            part.split(":")[0].split(".")[0].strip().lower()
+            for part in transport.config.includes.split(";")
+            if part.strip()
+        )
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, config: ProviderClientConfig | None = None
+    ) -> SportMonksClient:
+        """A client with its own connection pool, configured from the settings."""
+        return cls(SportMonksTransport.from_settings(settings, config))
+
+    @property
+    def board_is_complete(self) -> bool:
+        """No: the football board's relations are reconciled against `fixtures/{id}`."""
+        return False
 
     async def fixture(self, fixture_id: int) -> Snapshot | None:
         """One fixture by id (reconcile); None when the provider has no such fixture.

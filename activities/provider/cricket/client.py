@@ -18,11 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, date, datetime
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
-from activities.provider.client import LiveBoard, ProviderClientStats
-from activities.provider.coalescing import Coalescer
+from activities.provider.client import BoardClient, LiveBoard
 from activities.provider.config import ProviderClientConfig
 from activities.provider.cricket.fingerprint import Fingerprint, fingerprint
 from activities.provider.cricket.normaliser import (
@@ -67,21 +65,20 @@ def cricket_config(settings: Settings) -> ProviderClientConfig:
     )
 
 
-class CricketClient:
+class CricketClient(BoardClient):
     """Cricket v2 envelopes into `Snapshot`s. One per worker process, injected like the football one.
 
     Every method raises only `ProviderError` subclasses.
     """
 
+    live_endpoint = LIVE_ENDPOINT
+
     def __init__(self, transport: SportMonksTransport) -> None:
+        super().__init__(transport)
         config = transport.config
-        self._transport = transport
-        self._includes = config.includes
         self._relations = frozenset(
             part.split(".")[0].strip().lower() for part in config.includes.split(",") if part.strip()
         )
-        self._live = Coalescer[LiveBoard](config.live_ttl, config.clock)
-        self._wall = config.wall
         self._clock = config.clock
         self._scores: Mapping[int, ScoreRow] | None = None
         self._scores_at = 0.0
@@ -99,34 +96,6 @@ class CricketClient:
     def board_is_complete(self) -> bool:
         """Yes: `livescores` carries every ball, so a reconcile may read the board."""
         return True
-
-    @property
-    def transport(self) -> SportMonksTransport:
-        return self._transport
-
-    @property
-    def stats(self) -> ProviderClientStats:
-        return ProviderClientStats(transport=self._transport.stats, live=self._live.stats)
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self._live.aclose()
-        await self._transport.aclose()
-
-    async def live(self) -> LiveBoard:
-        """Every cricket fixture in play; at most one upstream request per poll interval per process."""
-        return await self._live.get(LIVE_ENDPOINT, self._fetch_live)
-
-    async def live_snapshot(self, fixture_id: int) -> Snapshot | None:
-        """One fixture from the shared live board; None when it is not on it."""
-        return (await self.live()).get(fixture_id)
 
     async def fixture(self, fixture_id: int) -> Snapshot | None:
         """One fixture with its balls; None when the provider has no such fixture.
