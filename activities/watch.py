@@ -9,15 +9,25 @@ Football fixtures are polled through the Football v3 client, cricket ones (their
 `domain.cricket.board.cricket_provider_id`) through the Cricket v2 client; both share the same
 board-then-fixture shape. A cricket match is material on every ball (its followers see each one);
 overnight at stumps it is polled at the stumps interval, not every few seconds all night.
+
+What a poll costs follows what changed, not the matches watched (500 on one worker):
+- the board is one request per interval for the deployment, and a fixture unchanged on it is the
+  very snapshot the watch stored last poll, which it recognises without a Redis or Postgres trip;
+- a fixture off the board (before kick-off, settling after full time) is fetched at its reconcile
+  turns, not every poll, unless it was in play (it just left the board: now, in a short batch);
+- reconcile turns fall on the same slots for every watch of the process (multiples of the
+  reconcile interval), so their fetches share `fixtures/multi` requests of 50; when the hourly
+  budget is short a turn is skipped and the next one tried, which stretches the interval.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Protocol
+from typing import Literal, Protocol
 
 import redis.asyncio as aioredis
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -26,7 +36,7 @@ from temporalio import activity
 from activities.ingest.plan import snapshot_digest
 from activities.ingest.store import IngestStore
 from activities.provider.client import SportMonksClient
-from activities.provider.errors import ProviderError
+from activities.provider.errors import ProviderBudgetSpent, ProviderError
 from activities.watched import WatchedMatches
 from domain.cricket.board import cricket_provider_id
 from domain.progress import IngestSummary
@@ -65,7 +75,9 @@ class FixtureFeed(Protocol):
 
     async def live_snapshot(self, fixture_id: int) -> Snapshot | None: ...
 
-    async def fixture(self, fixture_id: int) -> Snapshot | None: ...
+    async def fixture(
+        self, fixture_id: int, *, within: float = ..., deferrable: bool = False
+    ) -> Snapshot | None: ...
 
 
 class WatchActivities:
@@ -167,6 +179,31 @@ class ProviderUnconfigured(RuntimeError):
     """A fixture of a sport whose provider client this worker was not given."""
 
 
+PollOutcome = Literal["ok", "failed", "off_board", "deferred"]
+"""A poll's label: answered; the provider failed; off the board with no turn to fetch it; its
+reconcile turn given way to the budget."""
+
+
+@dataclass(frozen=True)
+class _Fetched:
+    """What one poll got: a snapshot (None when not found or nothing was asked) and whence."""
+
+    snapshot: Snapshot | None
+    source: Source
+    outcome: PollOutcome = "ok"
+    from_board: bool = False
+    """It is the live board's own snapshot (the same object while the fixture is unchanged)."""
+
+
+def _next_slot(now: float, every: timedelta | None) -> float:
+    """The next multiple of `every` on the monotonic clock: all watches of a process share them,
+    so their reconciles fall together and share `fixtures/multi` requests."""
+    if every is None:
+        return math.inf
+    seconds = every.total_seconds()
+    return (math.floor(now / seconds) + 1) * seconds
+
+
 class _Watch:
     """One attempt of the watch activity: its loop state, resumed from the heartbeat on retry."""
 
@@ -186,10 +223,11 @@ class _Watch:
         # fetch is one reconcile interval away. One resumed after a crash, or the very first one of
         # a match, may have missed something: it fetches the whole fixture at once.
         self.fresh = self.resumed_from is None and activity.info().attempt == 1 and watch.progress.version > 0
-        self.next_reconcile = self.started + (
-            polling.reconcile.total_seconds() if self.fresh and polling.reconcile else 0
-        )
+        self.next_reconcile = _next_slot(self.started, polling.reconcile) if self.fresh else self.started
         self.last_poll: float | None = None
+        self.stored: Snapshot | None = None
+        """The last snapshot the log is known to hold as it is: the board's same object next poll
+        means nothing changed, found without asking Redis or Postgres."""
 
     async def run(self) -> WatchResult:
         try:
@@ -297,18 +335,19 @@ class _Watch:
         self._count_poll_start(self._interval())
         # Each poll is its own trace: a change it commits carries this id to every push and screen.
         with bound_trace():
-            snapshot, source = await self._fetch()
-            outcome = "failed" if snapshot is None else "ok"
-            metrics().polls.add(1, {"source": source, "outcome": outcome})
-            summary = (
-                None
-                if snapshot is None
-                else await self.owner.ingest(snapshot, source, since=self.known.version)
-            )
-            if snapshot is not None:
+            fetched = await self._fetch()
+            snapshot, source = fetched.snapshot, fetched.source
+            metrics().polls.add(1, {"source": source, "outcome": fetched.outcome})
+            summary = None
+            if snapshot is not None and not (fetched.from_board and snapshot is self.stored):
+                summary = await self.owner.ingest(snapshot, source, since=self.known.version)
+                if summary is None or (summary.pending_misses == 0 and not summary.desk_owned):
+                    self.stored = snapshot
+            if fetched.outcome != "failed":
                 # Polled means answered and ingested (or found already stored): a provider outage
                 # ages the match's poll, an unchanged answer does not.
-                state = summary.state if summary is not None else snapshot.state
+                shown = snapshot.state if snapshot is not None else self.known.state
+                state = summary.state if summary is not None else shown
                 self.owner.watched.polled(self.watch.fixture_id, in_play=state in PLAYING_STATES)
             if summary is not None and self._material(summary):
                 log.info(
@@ -327,30 +366,53 @@ class _Watch:
             return WatchResult(reason="settled", progress=self.known)
         return None
 
-    async def _fetch(self) -> tuple[Snapshot | None, Source]:
+    async def _fetch(self) -> _Fetched:
         fixture_id = self.watch.fixture_id
         reconcile = self.polling.reconcile
-        source: Source = "live"
+        now = time.monotonic()
         try:
-            if reconcile is not None and time.monotonic() >= self.next_reconcile:
-                self.next_reconcile = time.monotonic() + reconcile.total_seconds()
-                on_board = await self._from_a_complete_board(fixture_id)
-                if on_board is not None:
-                    return on_board, source
-                source = "reconcile"
-                return await self.client.fixture(fixture_id), source
+            if reconcile is not None and now >= self.next_reconcile:
+                return await self._reconcile(fixture_id, now, reconcile)
             snapshot = await self.client.live_snapshot(fixture_id)
-            if snapshot is None:
-                # Not in play (before kickoff, after full time): the fixture endpoint has it.
-                snapshot = await self.client.fixture(fixture_id)
-            return snapshot, source
+            if snapshot is not None:
+                return _Fetched(snapshot, "live", from_board=True)
+            if reconcile is None or self.known.state in PLAYING_STATES:
+                # It was in play and left the board (full time, most likely), or nothing else
+                # would ever look: the fixture endpoint has it, now.
+                return _Fetched(await self.client.fixture(fixture_id), "live")
+            # Before kick-off or settling after the end: its reconcile turn fetches it.
+            return _Fetched(None, "live", outcome="off_board")
         except ProviderError as error:
             # The client already retried and its breaker guards the provider; the last known
             # state stays served and the next poll tries again.
             log.warning(
                 "provider poll failed", fixture_id=fixture_id, error=str(error), kind=type(error).__name__
             )
-            return None, source
+            return _Fetched(None, "live", outcome="failed")
+
+    async def _reconcile(self, fixture_id: int, now: float, reconcile: timedelta) -> _Fetched:
+        """The reconcile turn: the whole fixture, from a complete board or a shared batch.
+
+        A watch's first look (a crash resume, a match's first watch) is urgent; every later turn
+        waits up to one poll interval for the rest of the process's turns, and gives way to the
+        board when the hourly budget is short: the next turn tries again.
+        """
+        first = self.next_reconcile == self.started
+        self.next_reconcile = _next_slot(now, reconcile)
+        on_board = await self._from_a_complete_board(fixture_id)
+        if on_board is not None:
+            return _Fetched(on_board, "live")
+        interval = self._interval() or reconcile
+        try:
+            snapshot = await self.client.fixture(
+                fixture_id, within=interval.total_seconds(), deferrable=not first
+            )
+        except ProviderBudgetSpent as error:
+            log.info(
+                "reconcile deferred: the hourly budget is short", fixture_id=fixture_id, entity=error.entity
+            )
+            return _Fetched(None, "reconcile", outcome="deferred")
+        return _Fetched(snapshot, "reconcile")
 
     async def _from_a_complete_board(self, fixture_id: int) -> Snapshot | None:
         """The fixture from a live board that carries it whole, which makes a reconcile redundant.

@@ -135,12 +135,16 @@ class Settings(BaseSettings):
     # Metrics (`scoreline.metrics`, `api.metrics`). The worker and the feed builder serve
     # Prometheus on these host:port addresses (empty: no exporter). The API serves `/metrics` on
     # its own port unless `api_metrics_address` names another one: in production, an internal
-    # port the public ingress never routes to. `provider_hourly_budget` is the plan's calls per
-    # entity per hour, the denominator of the budget alert.
+    # port the public ingress never routes to. `provider_hourly_budget` is the calls per entity
+    # per hour the workers spend at most between them (`activities.provider.budget`: the live
+    # board first, reconciles stretched when short) and the denominator of the budget alert; set
+    # it at or below the plan's. `provider_budget_window` is the provider's counting window (an
+    # hour at SportMonks; tests shorten it).
     worker_metrics_address: str = "127.0.0.1:9464"
     feeds_metrics_address: str = "127.0.0.1:9465"
     api_metrics_address: str = ""
     provider_hourly_budget: int = Field(default=2000, ge=1)
+    provider_budget_window: Duration = timedelta(hours=1)
     # Where `GET /v1/ops/alerts` reads what is firing (empty: no Alertmanager configured).
     alertmanager_url: str = ""
     # The operator console (`/console`) links each match to its workflow here (empty: no links);

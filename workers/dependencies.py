@@ -71,9 +71,10 @@ async def worker_dependencies(settings: Settings) -> AsyncIterator[WorkerDepende
         )
         redis = shared_redis(settings.require_redis_url())
         stack.push_async_callback(redis.aclose)
-        provider = SportMonksClient.from_settings(settings)
+        # With Redis, every worker shares one live board per interval and one hourly budget.
+        provider = SportMonksClient.from_settings(settings, redis=redis)
         stack.push_async_callback(provider.aclose)
-        cricket = CricketClient.from_settings(settings)
+        cricket = CricketClient.from_settings(settings, redis=redis)
         stack.push_async_callback(cricket.aclose)
         apns = ApnsClient.from_settings(settings) if settings.apns_key_path else None
         if apns is not None:

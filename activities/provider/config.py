@@ -81,6 +81,8 @@ class ProviderClientConfig:
         prefix: The API's path below the base URL (`/v3/football`; empty when the URL has it).
         token_in: Where the token travels (see `TokenPlacement`).
         upstream: The breaker's name and the `upstream` label of its metrics.
+        budget_entity: The provider entity every endpoint's calls count against (football v3:
+            `Fixture`); None when each endpoint is its own entity (Cricket v2).
     """
 
     token: str
@@ -96,6 +98,7 @@ class ProviderClientConfig:
     prefix: str = FOOTBALL_PREFIX
     token_in: TokenPlacement = "header"
     upstream: str = "football"
+    budget_entity: str | None = "Fixture"
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ProviderClientConfig:

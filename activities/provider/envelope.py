@@ -10,7 +10,7 @@ an empty result here, not an error. Cricket v2: `{"data": ...}`, lists paginated
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from activities.provider.errors import ProviderPayloadInvalid
@@ -39,6 +39,8 @@ class Envelope:
         pagination: On paginated endpoints.
         rate_limit_remaining: Calls left in the provider's hourly window, if reported.
         attempts: Requests it took (1 unless retried).
+        body: The HTTP body it was decoded from, as received (the shared live board passes it on
+            to other workers as it is, without encoding it again).
     """
 
     endpoint: str
@@ -47,6 +49,7 @@ class Envelope:
     pagination: Pagination | None = None
     rate_limit_remaining: int | None = None
     attempts: int = 1
+    body: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
     def items(self) -> list[Any]:

@@ -67,6 +67,28 @@ class ProviderRateLimited(ProviderError):
         return f"provider rate limit reached ({self.endpoint}); retry at {self.retry_at.isoformat()}"
 
 
+class ProviderBudgetSpent(ProviderError):
+    """Our own hourly budget for the entity has no call to spare for this one; nothing was sent.
+
+    A deferrable call (a reconcile) is refused first, so the live board keeps its share: the caller
+    tries again at its next turn, which stretches its interval instead of meeting a 429.
+
+    Attributes:
+        endpoint: The endpoint that was asked for.
+        entity: The provider entity whose budget is short.
+        priority: The call's priority (`board`, `urgent`, `deferrable`).
+    """
+
+    def __init__(self, endpoint: str, entity: str, priority: str) -> None:
+        super().__init__(endpoint, entity, priority)
+        self.endpoint = endpoint
+        self.entity = entity
+        self.priority = priority
+
+    def __str__(self) -> str:
+        return f"hourly budget of {self.entity} has no {self.priority} call to spare ({self.endpoint})"
+
+
 class ProviderAuthError(ProviderError):
     """The provider rejected the token (HTTP 401). Retrying cannot help; fix `PROVIDER_TOKEN`."""
 

@@ -14,7 +14,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -29,10 +29,12 @@ from tenacity import (
 )
 
 from activities.provider.breaker import BreakerOpen, BreakerStats, CircuitBreaker
+from activities.provider.budget import Priority, RequestBudget
 from activities.provider.config import ProviderClientConfig
 from activities.provider.envelope import Envelope, parse_envelope
 from activities.provider.errors import (
     ProviderAuthError,
+    ProviderBudgetSpent,
     ProviderError,
     ProviderRateLimited,
     ProviderRequestError,
@@ -86,6 +88,7 @@ class _Call:
     endpoint: str
     path: str
     params: Mapping[str, str]
+    priority: Priority = "urgent"
     sent: int = 0
     status: int | None = None  # of the latest attempt's answer, for its log line
 
@@ -124,13 +127,19 @@ class SportMonksTransport:
     """
 
     def __init__(
-        self, http: httpx.AsyncClient, config: ProviderClientConfig, *, owns_http: bool = False
+        self,
+        http: httpx.AsyncClient,
+        config: ProviderClientConfig,
+        *,
+        owns_http: bool = False,
+        budget: RequestBudget | None = None,
     ) -> None:
         if config.max_concurrency < 1 or config.retry.attempts < 1:
             raise ValueError("max_concurrency and retry.attempts must be at least 1")
         self._http = http
         self._config = config
         self._owns_http = owns_http
+        self._budget = budget
         self._breaker = CircuitBreaker(config.upstream, config.breaker, config.clock)
         self._gate = RateLimitGate(config.clock, config.wall)
         self._bulkhead = asyncio.Semaphore(config.max_concurrency)
@@ -140,10 +149,15 @@ class SportMonksTransport:
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, config: ProviderClientConfig | None = None, *, base_url: str | None = None
+        cls,
+        settings: Settings,
+        config: ProviderClientConfig | None = None,
+        *,
+        base_url: str | None = None,
+        budget: RequestBudget | None = None,
     ) -> SportMonksTransport:
         """Build the process's transport and its connection pool from the settings (football's
-        `PROVIDER_URL` unless `base_url` names another API)."""
+        `PROVIDER_URL` unless `base_url` names another API), spending `budget` if given."""
         chosen = config or ProviderClientConfig.from_settings(settings)
         http = httpx.AsyncClient(
             base_url=base_url or settings.provider_url,
@@ -155,7 +169,7 @@ class SportMonksTransport:
             ),
             headers={"Accept": "application/json", "User-Agent": "scoreline"},
         )
-        return cls(http, chosen, owns_http=True)
+        return cls(http, chosen, owns_http=True, budget=budget)
 
     @property
     def config(self) -> ProviderClientConfig:
@@ -184,22 +198,36 @@ class SportMonksTransport:
         if self._owns_http:
             await self._http.aclose()
 
-    async def get(self, endpoint: str, path: str, params: Mapping[str, str] | None = None) -> Envelope:
+    async def get(
+        self,
+        endpoint: str,
+        path: str,
+        params: Mapping[str, str] | None = None,
+        *,
+        priority: Priority = "urgent",
+    ) -> Envelope:
         """GET `{prefix}/{path}` and return its checked envelope.
 
         Args:
             endpoint: The endpoint's name for logs and errors (`fixtures/{id}`).
             path: The concrete path below the API's prefix (`fixtures/123`).
             params: Query parameters (never the token: the transport adds it where the API wants it).
+            priority: What the call is to the hourly budget (every attempt spends one call).
 
         Raises:
+            ProviderBudgetSpent: the hourly budget cannot spare a call of this priority (nothing sent).
             ProviderRateLimited: inside a 429 window (nothing was sent) or on a fresh 429.
             ProviderUnavailable: the breaker is open, or every attempt failed transiently.
             ProviderAuthError: HTTP 401.
             ProviderRequestError: another 4xx.
             ProviderPayloadInvalid: valid JSON that is not an envelope.
         """
-        call = _Call(endpoint=endpoint, path=f"{self._config.prefix}/{path}", params=dict(params or {}))
+        call = _Call(
+            endpoint=endpoint,
+            path=f"{self._config.prefix}/{path}",
+            params=dict(params or {}),
+            priority=priority,
+        )
         try:
             self._gate.check(endpoint)
             self._breaker.check()
@@ -230,6 +258,7 @@ class SportMonksTransport:
         raise AssertionError("tenacity ended without an outcome")  # pragma: no cover
 
     async def _attempt(self, call: _Call) -> Envelope:
+        await self._spend(call)
         async with self._bulkhead:
             try:
                 self._gate.check(call.endpoint)
@@ -273,6 +302,15 @@ class SportMonksTransport:
             self._log(call, started, "ok")
             return envelope
 
+    async def _spend(self, call: _Call) -> None:
+        """Take the attempt's call from the hourly budget, or refuse it before anything is sent."""
+        if self._budget is None:
+            return
+        entity = self._config.budget_entity or call.endpoint
+        if not await self._budget.take(entity, call.priority):
+            _count(call.endpoint, "budget")
+            raise ProviderBudgetSpent(call.endpoint, entity, call.priority)
+
     async def _exchange(self, call: _Call) -> Envelope:
         headers: dict[str, str] = {}
         params = dict(call.params)
@@ -307,7 +345,7 @@ class SportMonksTransport:
     def _interpret(self, call: _Call, response: httpx.Response, body: object) -> Envelope:
         status = response.status_code
         if 200 <= status < 300:
-            envelope = parse_envelope(call.endpoint, body, attempts=call.sent)
+            envelope = replace(parse_envelope(call.endpoint, body, attempts=call.sent), body=response.content)
             if envelope.rate_limit_remaining is not None:
                 entity = requested_entity(body) or "unknown"
                 metrics().budget_remaining.set(envelope.rate_limit_remaining, {"entity": entity})

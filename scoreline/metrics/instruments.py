@@ -53,7 +53,7 @@ class ScorelineMetrics:
         # The watch (activities.watch).
         self.polls: MetricCounter = m.create_counter(
             "scoreline_watch_polls",
-            "Polls of watched matches, by source (live, reconcile) and outcome (ok, failed).",
+            "Polls of watched matches, by source (live, reconcile) and outcome (ok, failed, off_board, deferred).",
             "",
         )
         self.poll_lateness: MetricHistogramTimedelta = m.create_histogram_timedelta(
@@ -89,6 +89,11 @@ class ScorelineMetrics:
         self.budget_remaining: MetricGauge = m.create_gauge(
             "scoreline_provider_budget_remaining_calls",
             "Calls left in the provider's hourly window for an entity, as the provider reports it.",
+            "",
+        )
+        self.budget_refused: MetricCounter = m.create_counter(
+            "scoreline_provider_budget_refused",
+            "Calls not sent because the hourly budget could not spare them, by entity and priority.",
             "",
         )
         self.budget: MetricGauge = m.create_gauge(

@@ -17,6 +17,7 @@ from pydantic import SecretStr
 from temporalio.testing import ActivityEnvironment
 
 from activities.ingest.store import IngestStore
+from activities.provider.client import SportMonksClient
 from activities.provider.normaliser import normalise_fixture
 from activities.watch import PollingConfig, WatchActivities
 from domain.moments import KeyMoment
@@ -134,8 +135,13 @@ async def test_a_snapshot_another_attempt_already_stored_is_reported_from_the_lo
             while await provider.requests_served() == served:
                 await asyncio.sleep(0.01)
             await provider.set_clock(FIRST_GOAL)
-            async with worker_dependencies(config) as elsewhere:  # the other attempt's own worker
-                snapshot = await elsewhere.provider.live_snapshot(FIXTURE_ID)
+            async with (
+                worker_dependencies(config) as elsewhere,  # the other attempt's own worker
+                # Its own look at the board now: the deployment's shared board still holds the
+                # answer this watch's first poll got a moment ago, before the goal.
+                SportMonksClient.from_settings(config) as own_board,
+            ):
+                snapshot = await own_board.live_snapshot(FIXTURE_ID)
                 assert snapshot is not None
                 other = await WatchActivities(
                     elsewhere.provider,

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any
 
-from activities.provider.client import BoardClient, LiveBoard
+import redis.asyncio as aioredis
+
+from activities.provider.client import BoardClient, LiveBoard, deployment_parts
 from activities.provider.config import ProviderClientConfig
 from activities.provider.cricket.fingerprint import Fingerprint, fingerprint
 from activities.provider.cricket.normaliser import (
@@ -36,6 +38,7 @@ from activities.provider.errors import (
     ProviderRequestError,
 )
 from activities.provider.listing import normalise_listing, note_missing
+from activities.provider.shared_board import SharedBoard
 from activities.provider.transport import SportMonksTransport
 from domain.cricket.board import cricket_provider_id
 from domain.snapshot import Snapshot
@@ -61,6 +64,7 @@ def cricket_config(settings: Settings) -> ProviderClientConfig:
         prefix="",
         token_in="query",
         upstream="cricket",
+        budget_entity=None,
         includes=FIXTURE_INCLUDES,
     )
 
@@ -73,8 +77,8 @@ class CricketClient(BoardClient):
 
     live_endpoint = LIVE_ENDPOINT
 
-    def __init__(self, transport: SportMonksTransport) -> None:
-        super().__init__(transport)
+    def __init__(self, transport: SportMonksTransport, shared: SharedBoard | None = None) -> None:
+        super().__init__(transport, shared)
         config = transport.config
         self._relations = frozenset(
             part.split(".")[0].strip().lower() for part in config.includes.split(",") if part.strip()
@@ -86,19 +90,29 @@ class CricketClient(BoardClient):
         """Last poll's board: each fixture's fingerprint and snapshot, by the provider's id."""
 
     @classmethod
-    def from_settings(cls, settings: Settings, config: ProviderClientConfig | None = None) -> CricketClient:
-        transport = SportMonksTransport.from_settings(
-            settings, config or cricket_config(settings), base_url=settings.cricket_provider_url
-        )
-        return cls(transport)
+    def from_settings(
+        cls,
+        settings: Settings,
+        config: ProviderClientConfig | None = None,
+        *,
+        redis: aioredis.Redis | None = None,
+    ) -> CricketClient:
+        """As the football client's: with the deployment's `redis`, a shared board and the budget."""
+        chosen = config or cricket_config(settings)
+        return cls(*deployment_parts(settings, chosen, LIVE_ENDPOINT, redis, settings.cricket_provider_url))
 
     @property
     def board_is_complete(self) -> bool:
         """Yes: `livescores` carries every ball, so a reconcile may read the board."""
         return True
 
-    async def fixture(self, fixture_id: int) -> Snapshot | None:
+    async def fixture(
+        self, fixture_id: int, *, within: float = 0.0, deferrable: bool = False
+    ) -> Snapshot | None:
         """One fixture with its balls; None when the provider has no such fixture.
+
+        Cricket v2 has no `fixtures/multi`: each fixture is its own request (`within` has nothing
+        to wait for). A `deferrable` one is refused rather than spend a call the board needs.
 
         Raises:
             ProviderPayloadInvalid: the provider's fixture cannot be normalised.
@@ -108,7 +122,10 @@ class CricketClient(BoardClient):
             return None
         try:
             envelope = await self._transport.get(
-                "fixtures/{id}", f"fixtures/{provider_id}", {"include": self._includes}
+                "fixtures/{id}",
+                f"fixtures/{provider_id}",
+                {"include": self._includes},
+                priority="deferrable" if deferrable else "urgent",
             )
         except ProviderRequestError as error:
             if error.status == 404:
@@ -156,7 +173,7 @@ class CricketClient(BoardClient):
         return self._scores
 
     async def _fetch_live(self) -> LiveBoard:
-        envelope = await self._transport.get(LIVE_ENDPOINT, LIVE_ENDPOINT, {"include": self._includes})
+        envelope, fetched_at = await self._board()
         scores = await self.scores()
         seen, self._seen = self._seen, {}
         kept: list[Snapshot] = []
@@ -187,6 +204,6 @@ class CricketClient(BoardClient):
                 self._seen[provider_id] = (prints[provider_id], snapshot)
         return LiveBoard(
             fixtures={snapshot.fixture_id: snapshot for snapshot in (*kept, *fresh)},
-            fetched_at=datetime.fromtimestamp(self._wall(), tz=UTC),
+            fetched_at=fetched_at,
             rejected=tuple(rejected),
         )
