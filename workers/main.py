@@ -152,6 +152,7 @@ async def run(settings: Settings) -> None:
     if settings.worker_metrics_address:
         runtime = start_exporter("scoreline-worker", settings.worker_metrics_address)
     metrics().budget.set(settings.provider_hourly_budget)
+    _warn_if_the_board_outspends_the_budget(settings)
     client = await connect_from(settings, runtime=runtime)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -169,3 +170,20 @@ async def run(settings: Settings) -> None:
             await stop.wait()
         finally:
             log.info("worker stopping")
+
+
+def _warn_if_the_board_outspends_the_budget(settings: Settings) -> None:
+    """The live board is served first from the hourly budget: one that needs all of it leaves
+    nothing for the fixture sync, full-time fetches and reconciles, which then never run."""
+    live = settings.poll_interval_live
+    if live is None or live.total_seconds() <= 0:
+        return
+    window = settings.provider_budget_window.total_seconds()
+    board = window / live.total_seconds()
+    if board >= 0.9 * settings.provider_hourly_budget:
+        log.warning(
+            "the live board alone spends most of the provider budget",
+            board_calls=round(board),
+            budget=settings.provider_hourly_budget,
+            poll_interval_live=live.total_seconds(),
+        )

@@ -4,7 +4,10 @@ Layers, each in its own module:
 
 - `transport.SportMonksTransport`: GET → checked `Envelope`, with timeout, full-jitter retries,
   circuit breaker, bulkhead and 429 window; raises only `ProviderError`s.
-- `client.SportMonksClient`: envelopes → `Snapshot`s; `live()` coalesces `livescores/inplay`.
+- `client.SportMonksClient`: envelopes → `Snapshot`s; `live()` coalesces `livescores/inplay`
+  (`shared_board`: one request per interval for every worker); per-fixture calls are batched
+  into `fixtures/multi` (`batching`).
+- `budget.RequestBudget`: the hourly calls per entity the deployment spends, board first.
 - `errors`: the `ProviderError` hierarchy callers branch on.
 """
 
@@ -15,6 +18,7 @@ from activities.provider.config import BreakerPolicy, ProviderClientConfig, Retr
 from activities.provider.envelope import Envelope, Pagination
 from activities.provider.errors import (
     ProviderAuthError,
+    ProviderBudgetSpent,
     ProviderError,
     ProviderPayloadError,
     ProviderPayloadInvalid,
@@ -35,6 +39,7 @@ __all__ = [
     "LiveBoard",
     "Pagination",
     "ProviderAuthError",
+    "ProviderBudgetSpent",
     "ProviderClientConfig",
     "ProviderClientStats",
     "ProviderError",

@@ -28,11 +28,15 @@ import redis.asyncio as aioredis
 
 from scoreline.logging import get_logger
 from scoreline.metrics.instruments import metrics
+from scoreline.redis_client import cancellable
 
 log = get_logger(__name__)
 
 Priority = Literal["board", "urgent", "deferrable"]
 """Who is asking: the live board, a per-fixture call that should not wait, a reconcile."""
+
+REDIS_TIMEOUT = 1.0
+"""A budget answer slower than this counts as Redis being away: every provider call waits on it."""
 
 FLOORS: dict[Priority, float] = {"board": 0.0, "urgent": 0.25, "deferrable": 0.5}
 """The share of the bucket's capacity each priority must leave behind."""
@@ -125,13 +129,16 @@ class RequestBudget:
     async def _take(self, entity: str, priority: Priority) -> bool:
         if self._script is not None:
             try:
-                taken = await self._script(
-                    keys=[f"provider:budget:{self._upstream}:{entity}"],
-                    args=[self._shape.rate, self._shape.capacity, self._shape.floor(priority)],
+                taken = await cancellable(
+                    self._script(
+                        keys=[f"provider:budget:{self._upstream}:{entity}"],
+                        args=[self._shape.rate, self._shape.capacity, self._shape.floor(priority)],
+                    ),
+                    REDIS_TIMEOUT,
                 )
                 self._redis_down_since = None
                 return bool(taken)
-            except aioredis.RedisError as error:
+            except (aioredis.RedisError, TimeoutError) as error:
                 if self._redis_down_since is None:
                     self._redis_down_since = time.monotonic()
                     log.warning(

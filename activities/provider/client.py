@@ -206,7 +206,7 @@ class SportMonksClient(BoardClient):
 
     @property
     def board_is_complete(self) -> bool:
-        """No: the football board's relations are reconciled against `fixtures/{id}`."""
+        """No: the football board's relations are reconciled against `fixtures/multi`."""
         return False
 
     async def fixture(
@@ -250,6 +250,8 @@ class SportMonksClient(BoardClient):
         found: dict[int, Snapshot | ProviderPayloadError] = {
             error.fixture_id: error for error in rejected if error.fixture_id is not None
         }
+        if len(fixture_ids) == 1 and rejected and not snapshots:
+            found.setdefault(fixture_ids[0], rejected[0])  # the one asked for, whatever its id says
         found.update((snapshot.fixture_id, snapshot) for snapshot in snapshots)
         return found
 

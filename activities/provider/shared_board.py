@@ -2,7 +2,7 @@
 
 Each worker coalesces its own watches onto one board per interval (`coalescing`); this shares that
 one board between the workers. The first worker to ask after the interval is over takes a Redis
-lease (`SET NX PX interval`), fetches the board and leaves its body in Redis with when it was
+lease (one interval long), fetches the board and leaves its body in Redis with when it was
 asked for and when it came; the others, finding the lease taken, wait for that body and decode it. A
 board younger than half an interval is taken as it is, so a worker whose own interval runs a
 little behind the fetcher's uses the same answer, and one further behind waits for the next
@@ -35,17 +35,28 @@ log = get_logger(__name__)
 WAIT_STEP = 0.05
 """Seconds between looks for the fetcher's answer."""
 REDIS_TIMEOUT = 2.0
+"""A Redis call slower than this counts as Redis being away."""
 INLINE_DECODE_MAX = 512 * 1024
 """Bodies larger than this are decoded off the event loop (as the transport does)."""
-"""A Redis call slower than this counts as Redis being away."""
+
+_TAKE_LEASE = """
+local holder = redis.call('GET', KEYS[1])
+if holder == false or holder == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0
+"""
+"""Take the lease if it is free or already ours: the process's own coalescing keeps its fetches an
+interval apart, and a fetcher that asks a moment before its lease lapses keeps its turn."""
 
 
 @dataclass(frozen=True)
 class _Stamp:
     """When the last fetch was sent and answered (wall seconds), and whether it succeeded.
 
-    Freshness counts from the sending, as the lease does: a board that took most of an interval
-    to arrive is due again one interval after it was asked for, not after it came.
+    Its age counts from the sending, as the lease does: a board that took most of an interval to
+    arrive is due again one interval after it was asked for, not after it came.
     """
 
     started: float
@@ -100,6 +111,7 @@ class SharedBoard:
         self._body_key = f"provider:board:{name}:body"
         self._lease_key = f"provider:board:{name}:lease"
         self._holder = uuid.uuid4().hex
+        self._take_lease = redis.register_script(_TAKE_LEASE)
         self._redis_failing = False
 
     async def get(self, endpoint: str, fetch: Callable[[], Awaitable[Envelope]]) -> SharedAnswer:
@@ -118,21 +130,22 @@ class SharedBoard:
 
     async def _shared(self, endpoint: str, fetch: Callable[[], Awaitable[Envelope]]) -> SharedAnswer:
         deadline = time.monotonic() + self._wait_max
-        on_arrival: _Stamp | None = None  # an answer started after this one is this interval's
+        # An answer asked for since half an interval before this call is this interval's: a young
+        # one is taken as it is, and one that took long to come is still awaited, not fetched anew.
+        since = self._wall() - self._interval / 2
+        step = min(WAIT_STEP, self._interval / 10)
         while True:
             stamp = await self._stamp()
-            if stamp is not None and stamp.ok and self._wall() - stamp.started < self._interval / 2:
+            if stamp is not None and stamp.started >= since:
+                if not stamp.ok:
+                    raise ProviderUnavailable(
+                        endpoint, "retries_exhausted", detail="the worker fetching the shared board failed"
+                    )
                 found = await self._read(endpoint, stamp)
                 if found is not None:
                     return found
-            if on_arrival is None:
-                on_arrival = stamp or _Stamp(0.0, 0.0, ok=True)
-            elif stamp is not None and not stamp.ok and stamp.started > on_arrival.started:
-                raise ProviderUnavailable(
-                    endpoint, "retries_exhausted", detail="the worker fetching the shared board failed"
-                )
             taken = await cancellable(
-                self._redis.set(self._lease_key, self._holder, nx=True, px=self._lease_ms()), REDIS_TIMEOUT
+                self._take_lease(keys=[self._lease_key], args=[self._holder, self._lease_ms()]), REDIS_TIMEOUT
             )
             if taken:
                 return await self._fetch_and_publish(fetch)
@@ -140,7 +153,7 @@ class SharedBoard:
                 raise ProviderUnavailable(
                     endpoint, "retries_exhausted", detail="no worker refreshed the shared board in time"
                 )
-            await asyncio.sleep(WAIT_STEP)
+            await asyncio.sleep(step)
 
     async def _fetch_and_publish(self, fetch: Callable[[], Awaitable[Envelope]]) -> SharedAnswer:
         started = self._wall()

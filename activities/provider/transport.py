@@ -258,7 +258,6 @@ class SportMonksTransport:
         raise AssertionError("tenacity ended without an outcome")  # pragma: no cover
 
     async def _attempt(self, call: _Call) -> Envelope:
-        await self._spend(call)
         async with self._bulkhead:
             try:
                 self._gate.check(call.endpoint)
@@ -272,6 +271,12 @@ class SportMonksTransport:
                 raise ProviderUnavailable(
                     call.endpoint, "breaker_open", attempts=call.sent, detail=detail
                 ) from None
+            try:
+                # Spent last, once nothing else can stop the request: a refused call costs nothing.
+                await self._spend(call)
+            except BaseException:
+                self._breaker.release(probe)
+                raise
             call.sent += 1
             call.status = None
             self._sent += 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Set
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from simulators.provider.clock import ReplayClock
 from simulators.provider.config import ProviderSimConfig
@@ -19,6 +19,8 @@ from simulators.provider.stats import RequestStats
 
 # Cricket v2 allows 2,000 calls per endpoint per hour (cricket.md §6).
 CRICKET_HOURLY_LIMIT = 2000
+
+Sport = Literal["football", "cricket"]
 
 
 def _cricket_limiter() -> RateLimiter:
@@ -82,6 +84,24 @@ class Simulator:
             cricket=cricket,
             scores=score_table(cricket.score_rows()),
         )
+
+    def limiter(self, sport: Sport) -> RateLimiter:
+        """The hourly budget of one API: football's per entity, cricket's per endpoint."""
+        return self.rate_limiter if sport == "football" else self.cricket_rate_limiter
+
+    def limit_rate(self, sport: Sport, limit: int, window_seconds: float) -> RateLimiter:
+        """Give one API a new budget of `limit` calls per `window_seconds` of real time, every
+        window and refusal count starting from nothing.
+
+        Raises:
+            ValueError: A limit below 1 or a window that is not positive.
+        """
+        limiter = RateLimiter(limit=limit, window_seconds=window_seconds)
+        if sport == "football":
+            self.rate_limiter = limiter
+        else:
+            self.cricket_rate_limiter = limiter
+        return limiter
 
     @property
     def end_t(self) -> float:

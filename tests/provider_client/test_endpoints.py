@@ -48,12 +48,13 @@ async def test_no_results_is_an_empty_answer_not_an_error(
 
 
 async def test_fixture_by_id(start_sim: StartSim, make_client: MakeClient) -> None:
-    """`fixtures/{id}` returns that fixture's snapshot."""
+    """`fixture(id)` returns that fixture's snapshot, from one `fixtures/multi/{ids}` request."""
     sim = await start_sim()
     snapshot = await make_client(sim).fixture(THREE_IDS[1])
     assert snapshot is not None
     assert snapshot.fixture_id == THREE_IDS[1]
     assert snapshot.state is not MatchState.UNKNOWN
+    assert await sim.requests() == {"fixtures/multi/{ids}": 1}
 
 
 async def test_fixtures_multi_asks_fifty_ids_at_a_time(start_sim: StartSim, make_client: MakeClient) -> None:
@@ -103,11 +104,12 @@ async def test_requests_are_logged_with_the_trace_id_and_carry_traceparent(
     with capture_logs([structlog.contextvars.merge_contextvars]) as logs, bound_trace() as trace_id:
         await client.fixture(THREE_IDS[0])
     [request] = sent.requests
+    assert request.url.path == f"/v3/football/fixtures/multi/{THREE_IDS[0]}"
     assert trace_id_from_traceparent(request.headers["traceparent"]) == trace_id
     assert request.headers["authorization"] == "client-test-token"
     assert "api_token" not in str(request.url)
     [line] = [line for line in logs if line["event"] == "provider.request"]
-    assert line["endpoint"] == "fixtures/{id}"
+    assert line["endpoint"] == "fixtures/multi/{ids}"
     assert line["status"] == 200
     assert line["attempt"] == 1
     assert line["latency_ms"] >= 0

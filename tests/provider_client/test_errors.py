@@ -59,13 +59,19 @@ async def test_json_that_is_not_an_envelope_is_a_payload_error(body: object) -> 
 
 
 async def test_an_unnormalisable_single_fixture_is_a_payload_error() -> None:
-    """`fixture(id)` cannot skip its only fixture: a bad one raises `ProviderPayloadInvalid`."""
-    async with _client(
-        lambda request: httpx.Response(200, json={"data": {"id": 7, "sport_id": 99}})
-    ) as client:
+    """`fixture(id)` cannot skip its only fixture: a bad one raises `ProviderPayloadInvalid`
+    (its path is the fixture's place in the `fixtures/multi` answer it arrived in)."""
+    requests: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        requests.append(request)
+        return httpx.Response(200, json={"data": [{"id": 7, "sport_id": 99}]})
+
+    async with _client(handler) as client:
         with pytest.raises(ProviderPayloadInvalid) as caught:
             await client.fixture(7)
-    assert (caught.value.path, caught.value.fixture_id) == ("sport_id", 7)
+    assert (caught.value.path, caught.value.fixture_id) == ("0.sport_id", 7)
+    assert [request.url.path for request in requests] == ["/v3/football/fixtures/multi/7"]
 
 
 async def test_pages_are_followed_by_number_when_there_is_no_cursor() -> None:

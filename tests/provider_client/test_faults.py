@@ -1,4 +1,8 @@
-"""Each simulator fault: retried with backoff, breaker opened and closed, only typed errors raised."""
+"""Each simulator fault: retried with backoff, breaker opened and closed, only typed errors raised.
+
+`fixture()` goes through the batcher to `fixtures/multi/{ids}`, so that is the endpoint faulted;
+each call here is awaited alone with `within=0`, a request of its own.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from activities.provider import BreakerState, ProviderUnavailable
 from tests.provider_client.conftest import THREE_IDS, MakeClient, ManualClock, StartSim
 
 FIXTURE = THREE_IDS[0]
-ENDPOINT = "fixtures/{id}"
+ENDPOINT = "fixtures/multi/{ids}"
 SLOW_TIMEOUT = 0.3
 # name -> (fault body, config overrides)
 TRANSIENT: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
@@ -35,7 +39,7 @@ async def test_a_passing_fault_is_retried_away(
     client = make_client(sim, **overrides)
     await sim.fault(**fault, count=2, endpoints=[ENDPOINT])
     with capture_logs() as logs:
-        snapshot = await client.fixture(FIXTURE)
+        snapshot = await client.fixture(FIXTURE, within=0)
     assert snapshot is not None and snapshot.fixture_id == FIXTURE
     assert await sim.requests() == {ENDPOINT: 3}
     assert client.stats.transport.failed == 2
@@ -60,21 +64,21 @@ async def test_a_lasting_fault_opens_the_breaker_until_a_probe_succeeds(
     await sim.fault(**fault, endpoints=[ENDPOINT])
 
     with pytest.raises(ProviderUnavailable) as exhausted:
-        await client.fixture(FIXTURE)
+        await client.fixture(FIXTURE, within=0)
     assert type(exhausted.value) is ProviderUnavailable
     assert (exhausted.value.reason, exhausted.value.attempts) == ("retries_exhausted", 3)
     assert client.transport.breaker.state is BreakerState.OPEN
 
     for _ in range(5):
         with pytest.raises(ProviderUnavailable) as refused:
-            await client.fixture(FIXTURE)
+            await client.fixture(FIXTURE, within=0)
         assert (refused.value.reason, refused.value.attempts) == ("breaker_open", 0)
     assert await sim.requests() == {ENDPOINT: 3}
 
     await sim.clear_faults()
     clock.advance(10.0)
     assert client.transport.breaker.state is BreakerState.HALF_OPEN
-    assert await client.fixture(FIXTURE) is not None
+    assert await client.fixture(FIXTURE, within=0) is not None
     assert client.transport.breaker.state is BreakerState.CLOSED
     assert await sim.requests() == {ENDPOINT: 4}
 

@@ -58,6 +58,33 @@ class Provider:
         stats = (await self.admin.get("/_sim/stats")).json()
         return int(stats["total"])
 
+    async def stats(self) -> dict[str, int]:
+        """Requests received per data endpoint since the start or the last `reset_stats`."""
+        response = await self.admin.get("/_sim/stats")
+        response.raise_for_status()
+        requests: dict[str, int] = response.json()["requests"]
+        return requests
+
+    async def reset_stats(self) -> None:
+        (await self.admin.post("/_sim/stats/reset")).raise_for_status()
+
+    async def set_rate_limit(self, limit: int, window_seconds: float) -> dict[str, Any]:
+        """Allow `limit` football calls per entity per `window_seconds` of real time (the real API:
+        thousands an hour), counting afresh; answers the new budget's status."""
+        response = await self.admin.post(
+            "/_sim/rate-limit", json={"limit": limit, "window_seconds": window_seconds}
+        )
+        response.raise_for_status()
+        status: dict[str, Any] = response.json()
+        return status
+
+    async def rate_limit(self) -> dict[str, Any]:
+        """The football budget: `limit`, `window_seconds`, `refused` (429s answered), `entities`."""
+        response = await self.admin.get("/_sim/rate-limit")
+        response.raise_for_status()
+        status: dict[str, Any] = response.json()
+        return status
+
     async def fault(self, **fault: Any) -> None:
         (await self.admin.post("/_sim/faults", json=fault)).raise_for_status()
 

@@ -1,17 +1,28 @@
-"""`/_sim/*`: the test clock, live faults and request counters. A dev tool, so no token."""
+"""`/_sim/*`: the test clock, live faults, request counters and the rate limit. A dev tool, so no token.
+
+- `GET /_sim/clock`; `POST /_sim/clock` with `{"t": 1234.5}`, `{"advance": 60}`, `{"freeze": true|false}`.
+- `GET /_sim/faults`; `POST /_sim/faults` (a recording's `fault` JSON); `DELETE /_sim/faults`.
+- `GET /_sim/stats` (requests per endpoint); `POST /_sim/stats/reset`.
+- `GET /_sim/rate-limit[?sport=cricket]`: the hourly budget's limit and window, each entity's use
+  of its current window and how many calls it refused (answered 429) since it was set;
+  `POST /_sim/rate-limit` with `{"limit": N, "window_seconds": W, "sport"?: "football"|"cricket"}`
+  gives that API a budget of N calls per W real seconds (football per entity, cricket per
+  endpoint), its windows and refusal count starting from nothing.
+"""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Self
 
-from fastapi import APIRouter, Body, status
-from pydantic import BaseModel, ConfigDict, model_validator
+from fastapi import APIRouter, Body, Query, status
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from scoreline.logging import get_logger
 from simulators.provider.deps import SimulatorDep
 from simulators.provider.fault_book import Activation
 from simulators.provider.faults import FaultBase, FaultSpec
-from simulators.provider.simulator import Simulator
+from simulators.provider.ratelimit import RateLimiter
+from simulators.provider.simulator import Simulator, Sport
 from simulators.provider.timemap import format_datetime
 
 router = APIRouter(prefix="/_sim", tags=["simulator"])
@@ -81,6 +92,56 @@ class Stats(BaseModel):
     requests: dict[str, int]
     total: int
     faults: dict[str, int]
+
+
+class RateLimitChange(BaseModel):
+    """A new budget for one API: `limit` calls per `window_seconds` of real time."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    limit: int = Field(ge=1)
+    window_seconds: float = Field(gt=0)
+    sport: Sport = "football"
+
+
+class EntityUse(BaseModel):
+    """One entity's current window (cricket: one endpoint's)."""
+
+    used: int
+    remaining: int
+    resets_in_seconds: int
+
+
+class RateLimitStatus(BaseModel):
+    """An API's budget and how it is being spent.
+
+    Attributes:
+        sport: Which API (`football`, `cricket`).
+        limit: Calls per entity per window.
+        window_seconds: The window's length, real seconds (an hour unless set).
+        refused: Calls answered 429 because their window was used up, since the budget was set
+            (a `rate_limit` fault's 429s are counted in `/_sim/stats` `faults` instead).
+        entities: Each entity called in a window still open.
+    """
+
+    sport: Sport
+    limit: int
+    window_seconds: float
+    refused: int
+    entities: dict[str, EntityUse]
+
+
+def _rate_limit_status(sport: Sport, limiter: RateLimiter) -> RateLimitStatus:
+    return RateLimitStatus(
+        sport=sport,
+        limit=limiter.limit,
+        window_seconds=limiter.window_seconds,
+        refused=limiter.refused,
+        entities={
+            entity: EntityUse(used=use.used, remaining=use.remaining, resets_in_seconds=use.resets_in_seconds)
+            for entity, use in limiter.usage().items()
+        },
+    )
 
 
 def _clock_status(sim: Simulator) -> ClockStatus:
@@ -172,3 +233,22 @@ async def reset_stats(sim: SimulatorDep) -> Stats:
     sim.stats.reset()
     sim.faults.injected.clear()
     return _stats(sim)
+
+
+@router.get("/rate-limit")
+async def get_rate_limit(sim: SimulatorDep, sport: Annotated[Sport, Query()] = "football") -> RateLimitStatus:
+    """An API's hourly budget, its use in the current windows and the 429s it answered."""
+    return _rate_limit_status(sport, sim.limiter(sport))
+
+
+@router.post("/rate-limit")
+async def set_rate_limit(sim: SimulatorDep, change: RateLimitChange) -> RateLimitStatus:
+    """Give an API a budget of `limit` calls per `window_seconds`; its counts start from nothing."""
+    limiter = sim.limit_rate(change.sport, change.limit, change.window_seconds)
+    log.info(
+        "provider_sim.rate_limit",
+        sport=change.sport,
+        limit=change.limit,
+        window_seconds=change.window_seconds,
+    )
+    return _rate_limit_status(change.sport, limiter)

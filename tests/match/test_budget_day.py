@@ -1,0 +1,122 @@
+"""The hourly budget (issue 14): with the provider allowing N calls per window, a day of matches
+played inside PROVIDER_HOURLY_BUDGET = N never receives a 429, and every match still ends exactly
+as recorded, although the workers wanted more than N calls in a window.
+
+The simulator's limit is set through `POST /_sim/rate-limit`: N calls per W seconds of real time,
+W short (it stands in for SportMonks' hour), and the workers get the same N per W. Two `scoreline
+worker` processes share the board and the budget through a Redis of the test's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client
+
+from scoreline.settings import Settings
+from tests.match.harness import fast_settings, start_match, stored_outcome
+from tests.support.provider import Provider, expected, line_times, running_provider
+from tests.support.worker import WorkerProcess, own_redis, worker_processes
+
+pytestmark = pytest.mark.timeout(240)
+
+NAME = "football-three-matches"
+END_OF_RECORDING = 10_000.0
+WINDOW = timedelta(seconds=30)
+"""The provider's counting window, standing in for its hour (the run spans two)."""
+CALLS = 270
+"""N: calls per window, for the simulator and the workers alike. The board alone needs about half
+(one `livescores/inplay` per 0.1 s interval it is asked in, for both workers together); reconciles
+every 0.2 s, one `fixtures/multi` per worker per turn, take the total to about 13 calls a second
+(unbudgeted, some 380 in the first window on this machine)."""
+REFUSED = "scoreline_provider_budget_refused_total"
+
+
+@pytest.fixture
+async def redis_url(tmp_path: Path) -> AsyncIterator[str]:
+    """The workers' Redis (their shared budget), shared with no other test run (see `own_redis`)."""
+    async with own_redis(tmp_path / "redis") as url:
+        yield url
+
+
+def day_settings(settings: Settings, provider_url: str) -> Settings:
+    """Live and idle polls every 0.1 s, reconciles every 0.2 s, inside N calls per W."""
+    return fast_settings(settings, provider_url).model_copy(
+        update={
+            "poll_interval_live": timedelta(milliseconds=100),
+            "poll_interval_idle": timedelta(milliseconds=100),
+            "reconcile_interval": timedelta(milliseconds=200),
+            "watch_heartbeat_timeout": timedelta(seconds=5),
+            "provider_hourly_budget": CALLS,
+            "provider_budget_window": WINDOW,
+        }
+    )
+
+
+async def demand(provider: Provider, workers: list[WorkerProcess]) -> tuple[int, int]:
+    """Calls the provider received so far, and calls the workers' budget refused (never sent)."""
+    served = sum((await provider.stats()).values())
+    refused = sum([int(await worker.metric(REFUSED)) for worker in workers])
+    return served, refused
+
+
+async def test_a_day_of_matches_inside_the_budget_never_meets_a_429(
+    settings: Settings, temporal_client: Client, database_url: str, tmp_path: Path
+) -> None:
+    """N calls per W allowed: the three bundled matches, stepped line by line from before kick-off
+    through full time and the settle, get no 429 and end as recorded, although in the first window
+    the calls the workers sent and the calls their budget refused add up to more than N.
+
+    Before the change nothing counted calls on our side: every call wanted was sent (and more: a
+    board per worker, a `fixtures/{id}` per match), so the provider answered the excess with 429s
+    and a throttled client stopped polling until the window reset."""
+    outcomes = expected(NAME)
+    times = [*line_times([NAME]), END_OF_RECORDING]
+    async with running_provider([NAME], t=0.0) as provider:
+        await provider.set_rate_limit(CALLS, WINDOW.total_seconds())
+        config = day_settings(settings, provider.url)
+        async with worker_processes(config, tmp_path, 2) as workers:
+            opened = time.monotonic()  # the simulator's window opens with the first call, below
+            handles = [await start_match(temporal_client, config, int(key)) for key in outcomes]
+
+            async def first_window() -> tuple[int, int]:
+                await asyncio.sleep(max(0.0, opened + WINDOW.total_seconds() - 1 - time.monotonic()))
+                return await demand(provider, workers)
+
+            sampled = asyncio.create_task(first_window())
+            try:
+                await provider.step_through(times, timeout=60)
+                results = await asyncio.wait_for(asyncio.gather(*(handle.result() for handle in handles)), 60)
+                ended = time.monotonic() - opened
+                at_end = await demand(provider, workers)
+                in_first_window = await sampled
+            finally:
+                sampled.cancel()
+            deferred = sum(len(w.logged("reconcile deferred: the hourly budget is short")) for w in workers)
+        limit = await provider.rate_limit()
+        requests = await provider.stats()
+
+    figures = (
+        f"{ended:.0f} s; first window: (sent, refused by the budget) {in_first_window}; whole run "
+        f"{at_end}, {deferred} reconciles deferred; sent per endpoint {requests}"
+    )
+    print(f"budget day: {figures}")
+    assert limit["refused"] == 0, f"the provider answered {limit['refused']} calls with a 429: {figures}"
+    served, refused = in_first_window
+    assert served <= CALLS, figures
+    # Every refused call is one the workers would have sent: without the budget, more than N.
+    assert served + refused > CALLS, f"the workers never wanted more than N = {CALLS}: {figures}"
+    assert deferred > 0, figures
+    assert {result.state.value for result in results} == {"finished"}
+    for fixture_key, outcome in outcomes.items():
+        stored = await stored_outcome(database_url, int(fixture_key))
+        assert stored["events"] == sorted(outcome["events"]), fixture_key
+        assert stored["retracted"] == sorted(outcome["retracted"]), fixture_key
+        assert stored["score"] == outcome["score"], fixture_key
+        assert stored["event_entries"] == [1], fixture_key
+        assert stored["gapless"], fixture_key

@@ -1,0 +1,298 @@
+"""The hourly request budget (`budget`): one token bucket per entity in Redis, board first.
+
+With the real Redis: a budget of 120/h (a bucket of two) lets the board take calls down to zero
+tokens while deferrable calls stop at half the capacity and urgent ones at a quarter (seen in
+full on a bucket of forty); the bucket refills up to its capacity and no further; two
+`RequestBudget`s on one Redis, as two workers, spend one bucket; with Redis unreachable a process
+keeps the same bucket in memory and still refuses beyond it. Through the transport against the
+simulator: a call the budget refuses raises `ProviderBudgetSpent` and is never sent (the
+simulator's counters show only the calls that were spent), each retry attempt spends a call, and
+an API whose endpoints are entities of their own (Cricket v2) has a bucket per endpoint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+
+import httpx
+import pytest
+import redis.asyncio as aioredis
+from structlog.testing import capture_logs
+
+from activities.provider import SportMonksClient, SportMonksTransport
+from activities.provider.budget import BucketShape, Priority, RequestBudget
+from activities.provider.errors import ProviderBudgetSpent
+from activities.provider.shared_board import REDIS_TIMEOUT
+from scoreline.devstack.ports import free_port
+from tests.provider_client.conftest import THREE_IDS, Sim, StartSim, client_config
+
+ENTITY = "Fixture"
+MULTI = "fixtures/multi/{ids}"
+LIVE = "livescores/inplay"
+
+
+Names = Callable[[], str]
+
+
+@pytest.fixture
+async def redis(redis_server_url: str) -> AsyncIterator[aioredis.Redis]:
+    """The test Redis, kept apart by name rather than by a flushed database (other test sessions
+    sharing the server flush theirs): each bucket is under an upstream name of its own (`names`)."""
+    client = aioredis.Redis.from_url(redis_server_url)
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+async def names(redis: aioredis.Redis) -> AsyncIterator[Names]:
+    """Upstream names no other test's buckets have; their keys are deleted afterwards."""
+    made: list[str] = []
+
+    def name() -> str:
+        made.append(f"test-{uuid.uuid4().hex[:12]}")
+        return made[-1]
+
+    yield name
+    for upstream in made:
+        keys = [key async for key in redis.scan_iter(match=f"provider:budget:{upstream}:*")]
+        if keys:
+            await redis.delete(*keys)
+
+
+@pytest.fixture
+async def closed_redis() -> AsyncIterator[aioredis.Redis]:
+    """A client for a port nobody listens on."""
+    client = aioredis.Redis.from_url(f"redis://127.0.0.1:{free_port()}/0")
+    yield client
+    await client.aclose()
+
+
+async def _takes(budget: RequestBudget, priority: Priority, entity: str = ENTITY, limit: int = 200) -> int:
+    """Calls of `priority` the budget grants in a row before its first refusal."""
+    for granted in range(limit):
+        if not await budget.take(entity, priority):
+            return granted
+    raise AssertionError(f"the budget never refused a {priority} call")
+
+
+async def _tokens(redis: aioredis.Redis, upstream: str, entity: str = ENTITY) -> float:
+    raw = await redis.hget(f"provider:budget:{upstream}:{entity}", "tokens")
+    assert raw is not None
+    return float(raw)
+
+
+@pytest.mark.unit
+def test_the_bucket_holds_a_minute_and_refills_the_rest_of_the_hour() -> None:
+    assert BucketShape.of(120) == BucketShape(capacity=2.0, rate=pytest.approx(118 / 3600))
+    assert BucketShape.of(6000) == BucketShape(capacity=100.0, rate=pytest.approx(5900 / 3600))
+    assert BucketShape.of(1) == BucketShape(capacity=2.0, rate=0.0)
+
+
+async def test_120_an_hour_gives_the_board_everything_and_the_others_their_share(
+    redis: aioredis.Redis, names: Names
+) -> None:
+    """A bucket of two: the board takes both calls (zero left); a deferrable call stops with one
+    left (half) and so does an urgent one (a quarter is half a call: it needs a whole one above)."""
+    upstream = names()
+    budget = RequestBudget(redis, upstream, 120)
+    assert await _takes(budget, "board", "board-only") == 2
+    assert await _tokens(redis, upstream, "board-only") == pytest.approx(0.0, abs=0.01)
+    assert await _takes(budget, "deferrable", "deferrable-only") == 1
+    assert await _tokens(redis, upstream, "deferrable-only") == pytest.approx(1.0, abs=0.01)
+    assert await _takes(budget, "urgent", "urgent-only") == 1
+    assert await _tokens(redis, upstream, "urgent-only") == pytest.approx(1.0, abs=0.01)
+
+    # In turn on one bucket: what the reconciles leave, urgent calls cannot touch; the board can.
+    assert await _takes(budget, "deferrable") == 1
+    assert await _takes(budget, "urgent") == 0
+    assert await _takes(budget, "board") == 1
+    assert await _tokens(redis, upstream) == pytest.approx(0.0, abs=0.01)
+
+
+async def test_each_priority_stops_at_its_floor(redis: aioredis.Redis, names: Names) -> None:
+    """A bucket of forty (2,400/h): reconciles take twenty and leave half, urgent calls ten more
+    and leave a quarter, the board the last ten."""
+    upstream = names()
+    budget = RequestBudget(redis, upstream, 2400)
+    assert budget.shape.capacity == 40
+    for priority, granted, left in (("deferrable", 20, 20), ("urgent", 10, 10), ("board", 10, 0)):
+        assert await _takes(budget, priority) == granted, priority
+        assert left <= await _tokens(redis, upstream) < left + 0.5, priority
+
+
+async def test_the_bucket_refills_up_to_its_capacity(redis: aioredis.Redis, names: Names) -> None:
+    """Spent, then (as Redis sees it) an hour later: full again, but never above the capacity."""
+    upstream = names()
+    budget = RequestBudget(redis, upstream, 2400)
+    assert await _takes(budget, "board") == 40
+    key = f"provider:budget:{upstream}:{ENTITY}"
+    seconds, micros = await redis.time()
+    await redis.hset(key, "at", str(seconds + micros / 1e6 - 3600))
+    assert await _takes(budget, "board") == 40
+
+
+async def test_two_workers_spend_one_bucket(redis_server_url: str, names: Names) -> None:
+    """Two budgets, each with its own Redis client, as two worker processes: what one spends the
+    other cannot, and the board of either takes what the reconciles of both left."""
+    upstream = names()
+    first_redis, second_redis = (
+        aioredis.Redis.from_url(redis_server_url),
+        aioredis.Redis.from_url(redis_server_url),
+    )
+    try:
+        first = RequestBudget(first_redis, upstream, 2400)
+        second = RequestBudget(second_redis, upstream, 2400)
+        assert await _takes(first, "deferrable") == 20
+        assert await _takes(second, "deferrable") == 0
+        assert await _takes(second, "urgent") == 10
+        assert await _takes(first, "urgent") == 0
+        assert await _takes(second, "board") == 10
+        assert await _takes(first, "board") == 0
+
+        # 120/h: the bucket of two is spent by one board call of each worker.
+        small = names()
+        assert await RequestBudget(first_redis, small, 120).take(ENTITY, "board")
+        assert await RequestBudget(second_redis, small, 120).take(ENTITY, "board")
+        assert not await RequestBudget(first_redis, small, 120).take(ENTITY, "board")
+    finally:
+        await first_redis.aclose()
+        await second_redis.aclose()
+
+
+async def test_without_redis_a_process_keeps_the_bucket_itself(closed_redis: aioredis.Redis) -> None:
+    """Redis unreachable: the same bucket in memory, per entity, still refusing beyond it; the
+    fallback is logged once, not per call."""
+    budget = RequestBudget(closed_redis, "football", 120)
+    with capture_logs() as logs:
+        assert await _takes(budget, "board") == 2
+        assert await _takes(budget, "deferrable", "other") == 1
+        assert await _takes(budget, "urgent", "other") == 0
+        assert await _takes(budget, "board", "other") == 1
+    warnings = [line for line in logs if "redis unavailable" in line["event"]]
+    assert len(warnings) == 1 and warnings[0]["log_level"] == "warning"
+
+    floors = RequestBudget(closed_redis, "cricket", 2400)
+    assert [await _takes(floors, p) for p in ("deferrable", "urgent", "board")] == [20, 10, 10]
+
+
+@pytest.fixture
+async def silent_redis() -> AsyncIterator[aioredis.Redis]:
+    """A client for a server that accepts connections and never answers (a Redis that hangs,
+    or one behind a network that drops its replies)."""
+    accepted: list[asyncio.StreamWriter] = []
+
+    async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.append(writer)
+
+    server = await asyncio.start_server(accept, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    client = aioredis.Redis.from_url(f"redis://127.0.0.1:{port}/0")
+    yield client
+    for writer in accepted:
+        writer.close()
+    server.close()
+    await server.wait_closed()
+    await client.aclose()
+
+
+async def test_a_redis_that_does_not_answer_counts_as_away(silent_redis: aioredis.Redis) -> None:
+    """Redis accepting but never answering is Redis away too: the call is decided by the local
+    bucket within the shared board's Redis timeout (2 s), not held up until Redis answers. Every
+    provider request spends from the budget first, so a hang here is a hang of them all."""
+    budget = RequestBudget(silent_redis, "football", 120)
+    async with asyncio.timeout(REDIS_TIMEOUT + 1):
+        assert await budget.take(ENTITY, "board")
+
+
+@pytest.mark.unit
+async def test_without_redis_and_without_a_client_the_bucket_is_local() -> None:
+    budget = RequestBudget(None, "football", 120)
+    assert await _takes(budget, "board") == 2
+
+
+@dataclass
+class Budgeted:
+    client: SportMonksClient
+    sim: Sim
+
+
+MakeBudgeted = Callable[..., Awaitable[Budgeted]]
+
+
+@pytest.fixture
+async def budgeted(start_sim: StartSim, redis: aioredis.Redis, names: Names) -> AsyncIterator[MakeBudgeted]:
+    """`budgeted(hourly, **config)`: a client spending its own budget, against a fresh simulator."""
+    made: list[tuple[SportMonksClient, httpx.AsyncClient]] = []
+
+    async def make(hourly: int, **overrides: object) -> Budgeted:
+        sim = await start_sim()
+        http = httpx.AsyncClient(base_url=sim.base_url)
+        budget = RequestBudget(redis, names(), hourly)
+        transport = SportMonksTransport(http, client_config(**overrides), budget=budget)
+        client = SportMonksClient(transport)
+        made.append((client, http))
+        return Budgeted(client, sim)
+
+    yield make
+    for client, http in made:
+        await client.aclose()
+        await http.aclose()
+
+
+async def test_a_refused_call_is_never_sent(budgeted: MakeBudgeted) -> None:
+    """A budget of two calls an hour (no refill): an urgent `fixture()` takes one; a reconcile
+    and another urgent call are refused; the board takes the last; nothing refused reaches the
+    provider, and nothing refused is retried."""
+    made = await budgeted(1)
+    client, sim = made.client, made.sim
+    assert await client.fixture(THREE_IDS[0], within=0) is not None
+
+    with pytest.raises(ProviderBudgetSpent) as deferred:
+        await client.fixture(THREE_IDS[1], within=0, deferrable=True)
+    assert (deferred.value.endpoint, deferred.value.entity, deferred.value.priority) == (
+        MULTI,
+        ENTITY,
+        "deferrable",
+    )
+    with pytest.raises(ProviderBudgetSpent) as urgent:
+        await client.fixture(THREE_IDS[1], within=0)
+    assert urgent.value.priority == "urgent"
+
+    assert sorted((await client.live()).fixtures) == sorted(THREE_IDS)
+    with pytest.raises(ProviderBudgetSpent) as board:
+        await client.transport.get(LIVE, LIVE, priority="board")
+    assert (board.value.endpoint, board.value.priority) == (LIVE, "board")
+
+    assert await sim.requests() == {MULTI: 1, LIVE: 1}
+    assert client.stats.transport.sent == 2
+    assert client.transport.breaker.stats.consecutive_failures == 0
+
+
+async def test_every_attempt_spends_a_call(budgeted: MakeBudgeted) -> None:
+    """A board call answered 503 once is retried: two attempts, two calls, the bucket of two is
+    empty and the next board call is refused unsent."""
+    made = await budgeted(1)
+    client, sim = made.client, made.sim
+    await sim.fault(kind="status", status=503, count=1, endpoints=[LIVE])
+    envelope = await client.transport.get(LIVE, LIVE, priority="board")
+    assert envelope.attempts == 2
+    with pytest.raises(ProviderBudgetSpent):
+        await client.transport.get(LIVE, LIVE, priority="board")
+    assert await sim.requests() == {LIVE: 2}
+
+
+async def test_an_endpoint_can_be_its_own_entity(budgeted: MakeBudgeted) -> None:
+    """With `budget_entity=None` (Cricket v2's counting), spending the board's bucket leaves the
+    per-fixture endpoint's untouched."""
+    made = await budgeted(1, budget_entity=None)
+    client, sim = made.client, made.sim
+    for _ in range(2):
+        await client.transport.get(LIVE, LIVE, priority="board")
+    with pytest.raises(ProviderBudgetSpent) as caught:
+        await client.transport.get(LIVE, LIVE, priority="board")
+    assert caught.value.entity == LIVE
+    assert await client.fixture(THREE_IDS[0], within=0) is not None
+    assert await sim.requests() == {LIVE: 2, MULTI: 1}
