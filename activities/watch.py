@@ -269,9 +269,14 @@ class _Watch:
     def _until_next_poll(interval: timedelta, took: float) -> timedelta:
         """Polls start one interval apart, however long each took (a large shared board takes a
         while): the next waits out what is left of the interval, and at least a tenth of it, so a
-        provider slower than the interval is not asked again the moment it answered."""
-        left = interval.total_seconds() - took
-        return timedelta(seconds=max(interval.total_seconds() / 10, left))
+        provider slower than the interval is not asked again the moment it answered.
+
+        Plus a hundredth of the interval: the live board is shared for exactly one interval from
+        its fetch, so a watch that fetched it and polls again on the dot would, a millisecond of
+        scheduling early, be handed the board it already read instead of the next one.
+        """
+        seconds = interval.total_seconds()
+        return timedelta(seconds=max(seconds / 10, seconds - took) + seconds / 100)
 
     async def _wait(self, interval: timedelta) -> None:
         """Sleep until the next poll, heartbeating meanwhile: a night at stumps (5 min between

@@ -636,7 +636,8 @@ async def stop_workers(workers: Sequence[WorkerProcess]) -> None:
             worker.process.terminate()
     for worker in workers:
         try:
-            await asyncio.wait_for(worker.process.wait(), WORKER_STOP_SECONDS)
+            async with asyncio.timeout(WORKER_STOP_SECONDS):
+                await worker.process.wait()
         except TimeoutError:
             print(f"worker {worker.number} did not stop; killing it", file=sys.stderr, flush=True)
             worker.process.kill()

@@ -81,7 +81,6 @@ class SharedAnswer:
 
     envelope: Envelope
     fetched_at: float
-    fetched_here: bool
 
 
 class SharedBoard:
@@ -126,7 +125,7 @@ class SharedBoard:
 
     async def _fetch_alone(self, fetch: Callable[[], Awaitable[Envelope]]) -> SharedAnswer:
         envelope = await fetch()
-        return SharedAnswer(envelope, self._wall(), fetched_here=True)
+        return SharedAnswer(envelope, self._wall())
 
     async def _shared(self, endpoint: str, fetch: Callable[[], Awaitable[Envelope]]) -> SharedAnswer:
         deadline = time.monotonic() + self._wait_max
@@ -167,7 +166,7 @@ class SharedBoard:
         if self._redis_failing:
             self._redis_failing = False
             log.info("shared live board back in redis")
-        return SharedAnswer(envelope, stamp.arrived, fetched_here=True)
+        return SharedAnswer(envelope, stamp.arrived)
 
     async def _publish(self, stamp: _Stamp, envelope: Envelope | None) -> None:
         """Leave the answer (or the failure) for the other workers: body first, then its stamp."""
@@ -198,7 +197,7 @@ class SharedBoard:
             )
         except ValueError:
             return None
-        return SharedAnswer(parse_envelope(endpoint, decoded), stamp.arrived, fetched_here=False)
+        return SharedAnswer(parse_envelope(endpoint, decoded), stamp.arrived)
 
     def _lease_ms(self) -> int:
         return max(1, int(self._interval * 1000))

@@ -59,6 +59,16 @@ async def redis_server() -> AsyncIterator[str]:
         yield MACHINE_REDIS
         return
     directory = _scratch_dir("scoreline-test-redis-")
+    try:
+        async with embedded_redis(directory) as url:
+            yield url
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@asynccontextmanager
+async def embedded_redis(directory: Path) -> AsyncIterator[str]:
+    """An embedded Redis server keeping its files in `directory`: its URL (db 0), once it answers."""
     port = free_port()
     process = embedded.redis_process(port, directory, directory / "redis.log")
     await process.start()
@@ -72,4 +82,3 @@ async def redis_server() -> AsyncIterator[str]:
         yield url
     finally:
         await process.stop()
-        shutil.rmtree(directory, ignore_errors=True)

@@ -17,10 +17,10 @@ from typing import Any
 import httpx
 from temporalio.client import Client
 
-from scoreline.devstack import embedded, health
 from scoreline.devstack.ports import free_port
 from scoreline.durations import format_duration, format_durations
 from scoreline.settings import Settings
+from tests.support.services import embedded_redis
 from workers.dependencies import worker_dependencies
 from workers.main import running_workers
 
@@ -165,16 +165,6 @@ async def own_redis(directory: Path) -> AsyncIterator[str]:
     budget through Redis under fixed keys, so a test that counts either must not share a Redis
     with another test run on the machine (the harness's per-test database is the same number in
     every run without xdist, and each test flushes it)."""
-    port = free_port()
-    process = embedded.redis_process(port, directory, directory / "redis.log")
-    await process.start()
-    url = f"redis://127.0.0.1:{port}/0"
-    try:
-        await health.wait_until_ready(
-            lambda: health.redis_problem(url),
-            timeout=20,
-            gave_up=lambda: None if process.returncode is None else process.log_tail(),
-        )
+    directory.mkdir(parents=True, exist_ok=True)
+    async with embedded_redis(directory) as url:
         yield url
-    finally:
-        await process.stop()
