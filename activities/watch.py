@@ -68,9 +68,8 @@ class PollingConfig:
 class FixtureFeed(Protocol):
     """What a watch needs of a provider client (football's and cricket's both have it)."""
 
-    @property
-    def board_is_complete(self) -> bool:
-        """Its live board carries whole fixtures, so a reconcile may read the board."""
+    def is_whole(self, snapshot: Snapshot) -> bool:
+        """The board's snapshot carries all a per-fixture fetch would, so a reconcile may read it."""
         ...
 
     async def live_snapshot(self, fixture_id: int) -> Snapshot | None: ...
@@ -420,17 +419,21 @@ class _Watch:
         return _Fetched(snapshot, "reconcile")
 
     async def _from_a_complete_board(self, fixture_id: int) -> Snapshot | None:
-        """The fixture from a live board that carries it whole, which makes a reconcile redundant.
+        """The fixture from the live board when it carries it whole, which makes a fetch redundant.
 
-        Cricket's `livescores` has every ball of every match (a `fixtures/{id}` every reconcile
-        interval per match would spend Cricket v2's 2,000 calls an hour per endpoint in half an
-        hour with 100 matches); football's board is reconciled as before. A board answer without
-        its balls (the include not honoured) is not whole: the fixture is fetched then.
+        The board is the same fixture entity with the same includes as the per-fixture endpoints:
+        a reconcile of a match on it is a full ingest of the board's snapshot (through the digest,
+        so a change nobody reported is found), at no request. Fetching instead would cost
+        `fixtures/multi` calls growing with the matches (600 an hour for 500 football matches, and
+        Cricket v2, without `multi`, a `fixtures/{id}` per match per interval). A snapshot whose
+        include the provider dropped is not whole, and a board that fails is no answer: the
+        fixture is fetched then.
         """
-        if not self.client.board_is_complete:
+        try:
+            snapshot = await self.client.live_snapshot(fixture_id)
+        except ProviderError:
             return None
-        snapshot = await self.client.live_snapshot(fixture_id)
-        return snapshot if snapshot is not None and snapshot.balls is not None else None
+        return snapshot if snapshot is not None and self.client.is_whole(snapshot) else None
 
     def _material(self, summary: IngestSummary) -> bool:
         if summary.desk_owned:

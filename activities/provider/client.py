@@ -204,10 +204,20 @@ class SportMonksClient(BoardClient):
         await self._batch.aclose()
         await super().aclose()
 
-    @property
-    def board_is_complete(self) -> bool:
-        """No: the football board's relations are reconciled against `fixtures/multi`."""
-        return False
+    def is_whole(self, snapshot: Snapshot) -> bool:
+        """The board's fixture carries every relation `fixtures/multi` would (the board is the same
+        entity with the same includes), so its reconcile may read the board; one whose include the
+        provider dropped is fetched."""
+        return all(
+            relation is not None
+            for relation in (
+                snapshot.participants,
+                snapshot.scores,
+                snapshot.periods,
+                snapshot.events,
+                snapshot.timeline,
+            )
+        )
 
     async def fixture(
         self, fixture_id: int, *, within: float = URGENT_WINDOW, deferrable: bool = False

@@ -101,10 +101,10 @@ class CricketClient(BoardClient):
         chosen = config or cricket_config(settings)
         return cls(*deployment_parts(settings, chosen, LIVE_ENDPOINT, redis, settings.cricket_provider_url))
 
-    @property
-    def board_is_complete(self) -> bool:
-        """Yes: `livescores` carries every ball, so a reconcile may read the board."""
-        return True
+    def is_whole(self, snapshot: Snapshot) -> bool:
+        """`livescores` carries every ball, so a reconcile may read the board, unless the
+        provider dropped the `balls` include."""
+        return snapshot.balls is not None
 
     async def fixture(
         self, fixture_id: int, *, within: float = 0.0, deferrable: bool = False
