@@ -15,7 +15,8 @@ What a poll costs follows what changed, not the matches watched (500 on one work
   very snapshot the watch stored last poll, which it recognises without a Redis or Postgres trip;
 - a fixture off the board (before kick-off, settling after full time) is fetched at its reconcile
   turns, not every poll, unless it was in play (it just left the board: now, in a short batch);
-- reconcile turns fall on the same slots for every watch of the process (multiples of the
+- a reconcile of a match on the board reads its board snapshot (the same entity and includes);
+  other reconcile turns fall on the same slots for every watch of the process (multiples of the
   reconcile interval), so their fetches share `fixtures/multi` requests of 50; when the hourly
   budget is short a turn is skipped and the next one tried, which stretches the interval.
 """
