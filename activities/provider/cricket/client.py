@@ -22,6 +22,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from activities.provider.board_memo import BoardMemo
 from activities.provider.client import BoardClient, LiveBoard, deployment_parts
 from activities.provider.config import ProviderClientConfig
 from activities.provider.cricket.fingerprint import Fingerprint, fingerprint
@@ -86,7 +87,9 @@ class CricketClient(BoardClient):
         self._clock = config.clock
         self._scores: Mapping[int, ScoreRow] | None = None
         self._scores_at = 0.0
-        self._seen: dict[int, tuple[Fingerprint, Snapshot]] = {}
+        self._memo = BoardMemo[Fingerprint](
+            fingerprint, lambda snapshot: cricket_provider_id(snapshot.fixture_id)
+        )
         """Last poll's board: each fixture's fingerprint and snapshot, by the provider's id."""
 
     @classmethod
@@ -175,33 +178,13 @@ class CricketClient(BoardClient):
     async def _fetch_live(self) -> LiveBoard:
         envelope, fetched_at = await self._board()
         scores = await self.scores()
-        seen, self._seen = self._seen, {}
-        kept: list[Snapshot] = []
-        changed: list[Any] = []
-        prints: dict[int, Fingerprint] = {}
-        for item in envelope.items:
-            mark = fingerprint(item)
-            raw_id = item.get("id") if mark is not None else None
-            provider_id = raw_id if isinstance(raw_id, int) and not isinstance(raw_id, bool) else None
-            if mark is None or provider_id is None:
-                changed.append(item)
-                continue
-            known = seen.get(provider_id)
-            if known is not None and known[0] == mark:
-                kept.append(known[1])
-                self._seen[provider_id] = known
-                continue
-            prints[provider_id] = mark
-            changed.append(item)
+        kept, changed = self._memo.split(envelope.items)
 
         def normalise(items: Any) -> list[Snapshot | ProviderPayloadError]:
             return normalise_cricket_fixtures(items, scores)
 
         fresh, rejected = await normalise_listing(replace(envelope, data=changed), normalise, self._relations)
-        for snapshot in fresh:
-            provider_id = cricket_provider_id(snapshot.fixture_id)
-            if provider_id in prints:
-                self._seen[provider_id] = (prints[provider_id], snapshot)
+        self._memo.remember(fresh)
         return LiveBoard(
             fixtures={snapshot.fixture_id: snapshot for snapshot in (*kept, *fresh)},
             fetched_at=fetched_at,
