@@ -45,8 +45,12 @@ def configure_logging(level: str = "info", fmt: str | None = None, *, production
     # A stdlib record's `extra` fields (temporalio's `workflow.logger`, which the workflows log
     # through, passes its fields and the workflow's identity that way) become fields of the line.
     foreign: list[structlog.types.Processor] = [*shared, structlog.stdlib.ExtraAdder(), _drop_terminal_copies]
+    # Loggers are cached on first use with the processor list of that moment: refilling that list
+    # rather than replacing it keeps them following a later configuration (and `capture_logs`).
+    processors: list[structlog.types.Processor] = structlog.get_config()["processors"]
+    processors[:] = [*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter]
     structlog.configure(
-        processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        processors=processors,
         logger_factory=structlog.stdlib.LoggerFactory(),
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=True,
