@@ -126,6 +126,8 @@ class DevStack:
     child_env: dict[str, str] = field(default_factory=dict)
     monitoring: MonitoringBinaries | None = field(default_factory=find_binaries)
     """Prometheus and Alertmanager, run with the stack when found on this machine."""
+    probed_worker: str = "worker"
+    """The worker process whose death fails the start-up probe."""
 
     @property
     def logs(self) -> Path:
@@ -401,7 +403,7 @@ class DevStack:
 
     async def _probe_worker(self, temporal: str) -> None:
         """The worker is ready when it runs a workflow that reaches Postgres and Redis."""
-        worker = next(child for child in self.children if child.name == "worker")
+        worker = next(child for child in self.children if child.name == self.probed_worker)
 
         async def check() -> str | None:
             client = await connect(temporal, self.environment.temporal_namespace)

@@ -1,7 +1,8 @@
-"""A TCP proxy a test can cut: "the database is down" for one process, without stopping Postgres.
+"""A TCP proxy that can be cut: "the database is down" for one process, without stopping Postgres.
 
 Cutting it closes the listening socket and aborts every connection through it, so the client sees
-exactly what a Postgres outage looks like (reset connections, then refused ones).
+exactly what a Postgres outage looks like (reset connections, then refused ones); restoring it
+listens on the same port again. The resilience tests cut one; the soak cuts a worker's.
 """
 
 from __future__ import annotations
@@ -21,7 +22,12 @@ class CuttableProxy:
         self._pipes: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._accept, "127.0.0.1", self.port)
+        await self.restore()
+
+    async def restore(self) -> None:
+        """Accept connections again, on the same port (a no-op when not cut)."""
+        if self._server is None:
+            self._server = await asyncio.start_server(self._accept, "127.0.0.1", self.port)
 
     async def cut(self) -> None:
         """Refuse new connections and break the open ones."""

@@ -1,0 +1,115 @@
+"""What each planned fault does to the running stack, and the record of what it hit.
+
+A fault runs to its end (a paused worker is resumed, a cut proxy restored, a stopped service
+started) even when the soak is being stopped, so the checks always meet a whole stack. Simulator
+bursts are asked of the simulators' own fault APIs; their `duration` is given in the provider's
+replay seconds (the simulator's clock runs `speed` times faster than ours).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from scoreline.soak.schedule import FaultKind, PlannedFault
+from scoreline.soak.stack import SoakStack
+
+APNS_410_COUNT = 25
+"""A 410 burst answers this many pushes `Unregistered`: each of those tokens is dead for good to
+Scoreline, so a long burst would only shrink the audience the rest of the soak checks."""
+PROVIDER_EXTRAS: Mapping[str, Mapping[str, Any]] = {
+    "status": {"status": 503},
+    "drop_include": {"include": "events"},
+    "latency": {"seconds": 2.0},
+}
+APNS_BODIES: Mapping[str, Mapping[str, Any]] = {
+    "429": {"action": "respond", "status": 429},
+    "410": {"action": "respond", "status": 410, "count": APNS_410_COUNT},
+    "500": {"action": "respond", "status": 500},
+    "goaway": {"action": "goaway"},
+}
+
+
+@dataclass(frozen=True)
+class InjectedFault:
+    """A fault as it happened: seconds after the load started, and what it hit (a pid, a fault id)."""
+
+    planned: PlannedFault
+    started: float
+    ended: float
+    hit: str
+    error: str | None = None
+
+    @property
+    def survived(self) -> bool:
+        """It was injected (a fault that could not be injected proves nothing)."""
+        return self.error is None
+
+
+class FaultInjector:
+    """Runs planned faults against `stack` and the simulators, recording each."""
+
+    def __init__(self, stack: SoakStack, http: httpx.AsyncClient, provider_speed: float, zero: float) -> None:
+        self.stack = stack
+        self.http = http
+        self.provider_speed = provider_speed
+        self.zero = zero
+        """`time.monotonic()` when the load started: `PlannedFault.at` counts from it."""
+        self.injected: list[InjectedFault] = []
+
+    def _now(self) -> float:
+        return round(time.monotonic() - self.zero, 1)
+
+    async def run(self, fault: PlannedFault) -> InjectedFault:
+        started = self._now()
+        try:
+            hit = await self._inject(fault)
+            error = None
+        except (httpx.HTTPError, OSError, RuntimeError) as failure:
+            hit, error = "nothing", f"{type(failure).__name__}: {failure}"
+        record = InjectedFault(fault, started, self._now(), hit, error)
+        self.injected.append(record)
+        return record
+
+    async def _inject(self, fault: PlannedFault) -> str:
+        target, _, variant = fault.target.partition(":")
+        match fault.kind:
+            case FaultKind.KILL_WORKER | FaultKind.KILL_API:
+                pid = self.stack.kill(target)
+                return f"{target} pid {pid}" if pid is not None else f"{target} (not running)"
+            case FaultKind.PAUSE_WORKER:
+                pid = self.stack.child(target).pid
+                await self.stack.pause(target, fault.duration)
+                return f"{target} pid {pid} stopped {fault.duration:g} s"
+            case FaultKind.RESTART_POSTGRES | FaultKind.STOP_REDIS:
+                await self.stack.restart_service(target, fault.duration)
+                return f"{target} down {fault.duration:g} s"
+            case FaultKind.FLUSH_REDIS:
+                await self.stack.flush_redis()
+                return "redis FLUSHALL"
+            case FaultKind.CUT_WORKER_DATABASE:
+                await self.stack.cut_database(fault.duration)
+                return f"{target} to postgres cut {fault.duration:g} s"
+            case FaultKind.PROVIDER_BURST:
+                return await self._provider_burst(variant, fault.duration)
+            case FaultKind.APNS_BURST:
+                return await self._apns_burst(variant, fault.duration)
+
+    async def _provider_burst(self, kind: str, seconds: float) -> str:
+        body = {"kind": kind, "duration": seconds * self.provider_speed, **PROVIDER_EXTRAS.get(kind, {})}
+        response = await self.http.post(f"{self.stack.addresses['provider']}/_sim/faults", json=body)
+        response.raise_for_status()
+        await asyncio.sleep(seconds)
+        return f"provider {kind} for {seconds:g} s (fault {response.json().get('id')})"
+
+    async def _apns_burst(self, kind: str, seconds: float) -> str:
+        body = {"duration_s": seconds, **APNS_BODIES[kind]}
+        response = await self.http.post(f"{self.stack.addresses['apns-admin']}/_sim/faults", json=body)
+        response.raise_for_status()
+        await asyncio.sleep(seconds)
+        return f"apns {kind} for {seconds:g} s (fault {response.json().get('id')})"
