@@ -4,7 +4,7 @@ PYTHON ?= python3
 UV := $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
 RUN := $(UV) run --frozen
 
-.PHONY: install ops-tools browser-tools demo dev test test-unit test-embedded lint bench clean
+.PHONY: install ops-tools browser-tools demo dev test test-unit test-embedded lint soak bench clean
 
 $(UV):
 	$(PYTHON) -m venv .tools && .tools/bin/pip install --quiet uv
@@ -90,6 +90,11 @@ lint: install
 	$(RUN) ruff check .
 	$(RUN) ruff format --check .
 	$(RUN) mypy
+
+# The chaos soak (`scoreline soak`): SOAK_MINUTES of load while a seeded plan breaks the stack.
+SOAK_MINUTES ?= 30
+soak: install
+	$(RUN) scoreline soak --minutes $(SOAK_MINUTES) $(if $(SOAK_SEED),--seed $(SOAK_SEED))
 
 bench: install
 	@for bench in bench/[!_]*.py; do echo "== $$bench"; $(RUN) python $$bench || exit 1; done

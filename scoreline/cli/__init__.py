@@ -11,6 +11,7 @@ from scoreline.cli.provider import provider_app
 from scoreline.cli.replay import replay
 from scoreline.cli.services import api, feeds, migrate, worker
 from scoreline.cli.sim import sim_app
+from scoreline.cli.soak import soak
 from scoreline.cli.trace import trace
 
 app = typer.Typer(
@@ -28,6 +29,7 @@ app.command()(api)
 app.command()(migrate)
 app.command()(replay)
 app.command()(trace)
+app.command()(soak)
 app.add_typer(sim_app, name="sim")
 app.add_typer(provider_app, name="provider")
 app.add_typer(partners_app, name="partners")

@@ -51,6 +51,14 @@ def apns(
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="HTTP/2 TLS port (the APNs side).")] = 8443,
     admin_port: Annotated[int, typer.Option(help="Plain HTTP admin port (/healthz, /_sim/...).")] = 8444,
+    journal_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--journal-file",
+            help="Append every push answered (and every unregister) to this file, one JSON line each.",
+            dir_okay=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve an APNs look-alike over HTTP/2 + TLS that checks JWTs, headers and payloads like Apple."""
     from simulators.apns.config import ApnsSimConfig
@@ -67,5 +75,6 @@ def apns(
             team_id=settings.apns_team_id,
             key_id=settings.apns_key_id,
             topic=settings.apns_topic,
+            journal_file=journal_file,
         )
     )

@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 from pydantic import JsonValue, ValidationError
@@ -225,6 +225,20 @@ class Sent:
         return self.outcome == self.step.expect.value
 
 
+class SendObserver(Protocol):
+    """Told of every send and every answer as they happen: the soak keeps its ledger this way, to
+    check afterwards what the stack did with each key. The demo's desk has none."""
+
+    def sent(self, key: str, body: Mapping[str, JsonValue]) -> None: ...
+
+    def answered(self, key: str, status: int | None, answer: CommandAnswer | None) -> None:
+        """`status` None: no answer at all; `answer` None: a body that is no command answer."""
+
+
+def demo_key() -> str:
+    return f"demo-{uuid.uuid4().hex}"
+
+
 @dataclass
 class Desk:
     """A desk app's sending side: keys, `saw`, and the answers' retry rules."""
@@ -233,16 +247,22 @@ class Desk:
     """Its `base_url` is the API."""
     match: DeskMatch
     saw: int = 0
-
-    @staticmethod
-    def key() -> str:
-        return f"demo-{uuid.uuid4().hex}"
+    observer: SendObserver | None = None
+    new_key: Callable[[], str] = demo_key
+    max_attempts: int = MAX_ATTEMPTS
 
     async def send(self, step: Step, input: Mapping[str, JsonValue]) -> Sent:
-        key = self.key()
+        key = self.new_key()
         last = "no answer"
-        for _ in range(MAX_ATTEMPTS):
-            body = {"key": key, "code": step.code, "input": dict(input), "saw": self.saw}
+        for _ in range(self.max_attempts):
+            body: dict[str, JsonValue] = {
+                "key": key,
+                "code": step.code,
+                "input": dict(input),
+                "saw": self.saw,
+            }
+            if self.observer is not None:
+                self.observer.sent(key, body)
             try:
                 response = await self.http.post(
                     f"/v1/matches/{self.match.fixture_id}/commands",
@@ -250,10 +270,14 @@ class Desk:
                     headers={"Authorization": f"Bearer {self.match.token}"},
                 )
             except httpx.HTTPError as error:  # the answer may be lost: the same key again
+                if self.observer is not None:
+                    self.observer.answered(key, None, None)
                 last = f"no answer: {error!r}"
                 await asyncio.sleep(LOST_ANSWER_WAIT)
                 continue
             answer = _answer(response)
+            if self.observer is not None:
+                self.observer.answered(key, response.status_code, answer)
             if answer is None:
                 return Sent(step, "failed", reason=f"HTTP {response.status_code}: {response.text[:200]}")
             if answer.outcome is Outcome.DUPLICATE and answer.answer is not None:
@@ -264,7 +288,7 @@ class Desk:
                 continue
             if answer.outcome is Outcome.CONFLICT:
                 self.saw = max([self.saw, *(entry.seq for entry in answer.changed or ())])
-                key = self.key()
+                key = self.new_key()
                 last = "conflict"
                 continue
             if answer.outcome is Outcome.ACCEPTED and answer.seq is not None:

@@ -25,6 +25,9 @@ class ApnsSimConfig:
             drop (no `timestamp`, a `start` without `attributes`, ...). True answers 400 with a
             simulator-only reason instead, so sender bugs fail loudly; False is Apple-faithful
             and only notes the problem in the push journal.
+        journal_file: Where to append every journal record (and every admin unregister) as one
+            JSON line, beyond the newest 10,000 the admin API keeps (format:
+            `simulators.apns.journal_file`); None keeps only those.
     """
 
     data_dir: Path
@@ -35,3 +38,4 @@ class ApnsSimConfig:
     key_id: str = "DEVKEY1234"
     topic: str = "com.scoreline.app"
     strict_payloads: bool = True
+    journal_file: Path | None = None

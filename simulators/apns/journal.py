@@ -1,7 +1,8 @@
 """The push journal: every request the APNs side answered, newest last, plus running counts.
 
 Tests and developers assert on this instead of on a phone. The record list is bounded so a long
-dev session cannot grow without limit; the counters cover everything since the last reset.
+dev session cannot grow without limit; the counters cover everything since the last reset. A
+`JournalFile`, when given, gets every record as well (a soak checks all of them).
 """
 
 from __future__ import annotations
@@ -9,9 +10,12 @@ from __future__ import annotations
 import time
 from collections import Counter, deque
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simulators.apns.provider_token import TokenClaims
+
+if TYPE_CHECKING:
+    from simulators.apns.journal_file import JournalFile
 
 _RATE_WINDOW_S = 10.0
 
@@ -75,7 +79,8 @@ class JournalStats:
 class Journal:
     """Bounded record of answered pushes with counters that survive eviction."""
 
-    def __init__(self, capacity: int = 10_000) -> None:
+    def __init__(self, capacity: int = 10_000, file: JournalFile | None = None) -> None:
+        self._file = file
         self._records: deque[PushRecord] = deque(maxlen=capacity)
         self._recent: deque[float] = deque()
         self._by_status: Counter[str] = Counter()
@@ -90,8 +95,10 @@ class Journal:
         return self._seq
 
     def record(self, record: PushRecord) -> None:
-        """Keep `record` and count it."""
+        """Keep `record` and count it (and append it to the file, if there is one)."""
         self._records.append(record)
+        if self._file is not None:
+            self._file.push(record)
         self._total += 1
         self._by_status["no-response" if record.status is None else str(record.status)] += 1
         if record.reason is not None:
@@ -99,6 +106,12 @@ class Journal:
         now = time.monotonic()
         self._recent.append(now)
         self._trim(now)
+
+    def unregistered(self, token: str, timestamp_ms: int) -> None:
+        """Note in the file (if any) that `token` answers 410 from the next push on: a check of
+        "never sent to after 410" needs to know where that began."""
+        if self._file is not None:
+            self._file.unregister(token, timestamp_ms, after_seq=self._seq)
 
     def pushes(self, token: str | None = None, limit: int = 100) -> list[PushRecord]:
         """The newest `limit` records (optionally only for `token`), oldest first."""

@@ -21,6 +21,7 @@ from simulators.apns.admin import create_admin_app
 from simulators.apns.config import ApnsSimConfig
 from simulators.apns.faults import FaultInjector
 from simulators.apns.journal import Journal
+from simulators.apns.journal_file import JournalFile
 from simulators.apns.keys import ensure_signing_key, ensure_tls_certificate, load_public_keys
 from simulators.apns.protocol import ApnsProtocol, ConnectionRegistry
 from simulators.apns.provider_token import ProviderTokenVerifier
@@ -61,11 +62,21 @@ async def serve(config: ApnsSimConfig, *, ready: asyncio.Event | None = None) ->
 
     Key material in `config.data_dir` is created on first use and reused afterwards. On
     cancellation, open APNs connections get GOAWAY `Shutdown`, as when Apple takes a host down.
+    With `config.journal_file`, every record is appended there too; the file is closed on the way out.
     """
+    journal_file = None if config.journal_file is None else JournalFile(config.journal_file)
+    try:
+        await _serve(config, Journal(file=journal_file), ready)
+    finally:
+        if journal_file is not None:
+            journal_file.close()
+
+
+async def _serve(config: ApnsSimConfig, journal: Journal, ready: asyncio.Event | None) -> None:
     _, public_path = ensure_signing_key(config.data_dir, config.key_id)
     cert_path, key_path = ensure_tls_certificate(config.data_dir, config.host)
     keys = load_public_keys(config.data_dir)
-    journal, faults, connections = Journal(), FaultInjector(), ConnectionRegistry()
+    faults, connections = FaultInjector(), ConnectionRegistry()
     service = PushService(
         bundle_id=config.topic,
         verifier=ProviderTokenVerifier(config.team_id, keys),

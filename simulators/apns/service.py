@@ -93,6 +93,7 @@ class PushService:
         """Make `token` answer 410 `Unregistered` from now on; returns the timestamp reported."""
         stamp = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
         self._unregistered[token.lower()] = stamp
+        self._journal.unregistered(token.lower(), stamp)
         return stamp
 
     def handle(

@@ -20,10 +20,10 @@ from temporalio.testing import WorkflowEnvironment
 
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.devstack.ports import free_port
+from scoreline.devstack.tcp_proxy import CuttableProxy
 from scoreline.settings import Settings
 from scoreline.temporal.match_runs import match_workflow_id
 from tests.commands.harness import Road, road_settings, running_api, spread_fixture_ids
-from scoreline.devstack.tcp_proxy import CuttableProxy
 from tests.support.replay import replays_and_keep
 from tests.support.waiting import eventually
 from tests.support.worker import running_worker

@@ -3,7 +3,8 @@
 The API sends commands into workflows and serves reads; what it shares with the worker is the
 domain, the database's read side and the one way to start a match (`scoreline.temporal.match_runs`).
 So neither `api/` nor `scoreline/` (the shared package) imports `activities` or `workers`; only the
-command line and the dev stack, which start the worker, may.
+command line, the dev stack and the soak, which start the worker, may (the soak also reads the
+recordings' expected states with the provider client's own status tables).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).parents[2]
-STARTS_THE_WORKER = ("scoreline/cli/", "scoreline/devstack/")
+STARTS_THE_WORKER = ("scoreline/cli/", "scoreline/devstack/", "scoreline/soak/")
 MODULES = sorted(
     str(path.relative_to(ROOT))
     for package in ("api", "scoreline")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from scoreline.soak.schedule import (
@@ -40,7 +42,7 @@ def test_no_target_is_broken_twice_at_once_and_the_tail_is_quiet(seed: int) -> N
     for fault in faults:
         by_target.setdefault(fault.target.partition(":")[0], []).append((fault.at, fault.ends))
     for target, spans in by_target.items():
-        for (_, ended), (started, _) in zip(spans, spans[1:], strict=False):
+        for (_, ended), (started, _) in itertools.pairwise(spans):
             assert started >= ended + shape.recovery - 1e-6, f"{target} broken again before it recovered"
 
 

@@ -1,0 +1,409 @@
+"""The devices' check (`scoreline.soak.device_check`), on journal records built by hand.
+
+Each rule has a test that breaks it and one that shows what it must not flag: a check that
+cannot fail proves nothing, and one that flags what the design allows would fail every soak.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+import httpx
+import pytest
+
+from scoreline.soak import devices
+from scoreline.soak.device_check import (
+    AFTER_DEAD,
+    ALERT_MISSING,
+    ALERT_TWICE,
+    END_MISSING,
+    END_TWICE,
+    GRACE_S,
+    OUT_OF_ORDER,
+    START_MISSING,
+    START_TWICE,
+    START_UNFOLLOWED,
+    ActivityReport,
+    DeviceLedger,
+    MatchFacts,
+    PhoneRecord,
+    Push,
+    Unregister,
+    parse_line,
+)
+from scoreline.soak.devices import DevicePart, _JournalTail
+from scoreline.soak.model import SoakFixtures, SoakTargets
+from simulators.apns.journal import PushRecord
+from simulators.apns.journal_file import JournalFile
+
+pytestmark = pytest.mark.unit
+
+T0 = 1_800_000_000.0
+FIXTURE = 101
+STARTER = "a1" * 80
+ACTIVITY = "b2" * 80
+OTHER_STARTER = "c3" * 80
+OTHER_ACTIVITY = "d4" * 80
+HORIZON = T0 + 10_000
+FACTS = MatchFacts(kicked_off=frozenset({FIXTURE}), over=frozenset({FIXTURE}))
+
+
+def phone(
+    *,
+    name: str = "phone-1",
+    starter: str = STARTER,
+    activity: str | None = ACTIVITY,
+    followed_at: float = T0,
+    reported_at: float = T0 + 2,
+    deleted_at: float | None = None,
+) -> PhoneRecord:
+    reports = () if activity is None else (ActivityReport(activity, FIXTURE, 1, reported_at),)
+    return PhoneRecord(
+        device=name,
+        push_to_start_token=starter,
+        follows={FIXTURE: followed_at},
+        asked=frozenset({FIXTURE}),
+        activities=reports,
+        deleted_at=deleted_at,
+    )
+
+
+def start(
+    seq: int,
+    at: float,
+    *,
+    token: str = STARTER,
+    version: int = 1,
+    fixture: int = FIXTURE,
+    generation: int = 1,
+) -> Push:
+    return Push(
+        seq,
+        at,
+        token,
+        200,
+        event="start",
+        timestamp=at,
+        version=version,
+        alert=True,
+        fixture_id=fixture,
+        generation=generation,
+    )
+
+
+def update(
+    seq: int,
+    at: float,
+    version: int,
+    *,
+    token: str = ACTIVITY,
+    alert: bool = False,
+    timestamp: float | None = None,
+    status: int = 200,
+    reason: str | None = None,
+) -> Push:
+    stamp = at if timestamp is None else timestamp
+    return Push(seq, at, token, status, reason, event="update", timestamp=stamp, version=version, alert=alert)
+
+
+def end(seq: int, at: float, version: int, *, token: str = ACTIVITY) -> Push:
+    return Push(seq, at, token, 200, event="end", timestamp=at, version=version, alert=True)
+
+
+def match(token: str = ACTIVITY, starter: str = STARTER) -> list[Push]:
+    """A whole match on one activity: start, a routine update, a goal, another update, the end."""
+    return [
+        start(1, T0 + 1, token=starter),
+        update(2, T0 + 10, 2, token=token),
+        update(3, T0 + 20, 3, token=token, alert=True),
+        update(4, T0 + 30, 4, token=token),
+        end(5, T0 + 100, 5, token=token),
+    ]
+
+
+def judge(
+    phones: list[PhoneRecord],
+    records: Sequence[Push | Unregister],
+    facts: MatchFacts = FACTS,
+    horizon: float = HORIZON,
+) -> list[str]:
+    ledger = DeviceLedger(phones)
+    for record in records:
+        ledger.add(record)
+    return [violation.detail for violation in ledger.violations(facts, horizon)]
+
+
+def without(records: list[Push], seq: int) -> list[Push | Unregister]:
+    return [record for record in records if record.seq != seq]
+
+
+def test_a_whole_match_passes_and_is_counted() -> None:
+    ledger = DeviceLedger([phone()])
+    for record in match():
+        ledger.add(record)
+
+    assert ledger.violations(FACTS, HORIZON) == []
+    assert ledger.figures() == {"pushes": 5, "starts": 1, "updates": 3, "ends": 1, "unregistered": 0}
+
+
+def test_a_start_that_never_came_is_a_violation() -> None:
+    assert judge([phone(activity=None)], []) == [START_MISSING]
+
+
+def test_a_start_is_not_judged_too_early_nor_once_the_match_was_closing() -> None:
+    """Within `GRACE_S` of the horizon, or for a follow that met the end going out, nothing is owed."""
+    late_follow = phone(activity=None, followed_at=T0 + 100 - GRACE_S / 2)
+    ending = [end(9, T0 + 100, 5, token=OTHER_ACTIVITY)]
+    other = phone(name="phone-2", starter=OTHER_STARTER, activity=OTHER_ACTIVITY)
+
+    assert judge([phone(activity=None)], [], horizon=T0 + GRACE_S / 2) == []
+    assert judge([late_follow, other], [start(8, T0 + 1, token=OTHER_STARTER), *ending]) == []
+
+
+def test_no_start_is_owed_to_a_dead_push_to_start_token_or_a_match_not_played() -> None:
+    dead = Push(1, T0 + 1, STARTER, 410, "Unregistered", event="start", fixture_id=FIXTURE)
+
+    assert judge([phone(activity=None)], [dead]) == []
+    assert judge([phone(activity=None)], [], facts=MatchFacts()) == []
+
+
+def test_a_follow_after_the_day_ended_is_owed_the_next_days_start() -> None:
+    """A Test followed overnight: no start while the day's generation is over, the next one owed."""
+    other = phone(name="phone-2", starter=OTHER_STARTER, activity=OTHER_ACTIVITY)
+    overnight = phone(activity=None, followed_at=T0 + 150)
+    day_one = [start(1, T0 + 1, token=OTHER_STARTER), end(2, T0 + 100, 5, token=OTHER_ACTIVITY)]
+    day_two = start(3, T0 + 300, token=OTHER_STARTER, generation=2)
+    playing = MatchFacts(kicked_off=frozenset({FIXTURE}))
+
+    assert judge([overnight, other], [*day_one, day_two], playing) == [START_MISSING]
+    assert judge([overnight, other], [*day_one, day_two, start(4, T0 + 300, generation=2)], playing) == []
+    assert judge([overnight, other], day_one, playing) == []
+
+
+def test_a_phone_that_had_the_last_generation_is_owed_the_next() -> None:
+    renewed = [*match(), start(6, T0 + 200, token=OTHER_STARTER, generation=2)]
+    other = phone(name="phone-2", starter=OTHER_STARTER, activity=None)
+
+    assert judge([phone(), other], renewed) == [START_MISSING]
+    assert judge([phone(), other], [*renewed, start(7, T0 + 200, generation=2)]) == []
+
+
+def test_a_second_start_for_the_same_match_is_a_violation() -> None:
+    records: list[Push | Unregister] = [*match(), start(6, T0 + 2)]
+
+    assert judge([phone()], records) == [f"{START_TWICE} 2 times"]
+
+
+def test_a_start_the_phone_would_drop_does_not_count() -> None:
+    dropped = Push(1, T0 + 1, STARTER, 200, dropped="MissingAlert", event="start", fixture_id=FIXTURE)
+
+    assert judge([phone(activity=None)], [dropped]) == [START_MISSING]
+
+
+def test_a_start_for_a_match_never_followed_is_a_violation() -> None:
+    records: list[Push | Unregister] = [*match(), start(6, T0 + 3, fixture=FIXTURE + 1)]
+
+    assert START_UNFOLLOWED in judge([phone()], records)
+
+
+def test_a_key_moment_twice_is_a_violation() -> None:
+    records: list[Push | Unregister] = [*match()[:3], update(6, T0 + 21, 3, alert=True), *match()[3:]]
+
+    assert judge([phone()], records) == [f"{ALERT_TWICE} 2 times: version 3"]
+
+
+def test_a_key_moment_skipped_after_the_token_got_pushes_is_a_violation() -> None:
+    """The goal (version 3) went to another activity of the match; ours had version 2 already."""
+    other = phone(name="phone-2", starter=OTHER_STARTER, activity=OTHER_ACTIVITY)
+    records = [*without(match(), 3), *match(OTHER_ACTIVITY, OTHER_STARTER)]
+
+    assert judge([phone(), other], records) == [f"{ALERT_MISSING}: version 3"]
+
+
+def test_a_key_moment_only_postgres_knows_is_owed_too() -> None:
+    """Scoreline alerted version 3 (its gate says so) but it reached nobody."""
+    facts = MatchFacts(FACTS.kicked_off, FACTS.over, {(FIXTURE, 1): {3: T0 + 20}})
+
+    assert judge([phone()], without(match(), 3), facts) == [f"{ALERT_MISSING}: version 3"]
+
+
+def test_a_key_moment_before_the_token_could_be_known_is_not_owed() -> None:
+    """Right after the report, before any push reached the token, the fan-out may have read its
+    targets already; a moment before the start's state, or after the end's, is not the activity's."""
+    other = phone(name="phone-2", starter=OTHER_STARTER, activity=OTHER_ACTIVITY)
+    both_started = [start(1, T0 + 1), start(2, T0 + 1, token=OTHER_STARTER)]
+    goal_soon_after_report = [*both_started, update(3, T0 + 5, 3, token=OTHER_ACTIVITY, alert=True)]
+    playing = MatchFacts(kicked_off=frozenset({FIXTURE}))
+    started_later = [start(1, T0 + 1, version=4), start(2, T0 + 1, token=OTHER_STARTER)]
+    before_start = [*started_later, update(3, T0 + 0.5, 3, token=OTHER_ACTIVITY, alert=True)]
+    after_end = [
+        *match(),
+        start(6, T0 + 1, token=OTHER_STARTER),
+        update(9, T0 + 200, 9, token=OTHER_ACTIVITY, alert=True),
+    ]
+
+    assert judge([phone(), other], goal_soon_after_report, playing) == []
+    assert judge([phone(), other], before_start, playing) == []
+    assert ALERT_MISSING not in " ".join(judge([phone(), other], after_end))
+
+
+def test_an_update_older_than_one_before_it_is_a_violation() -> None:
+    records: list[Push | Unregister] = [
+        *match()[:4],
+        update(6, T0 + 40, 6, timestamp=T0 + 25),
+        end(7, T0 + 100, 6),
+    ]
+
+    assert judge([phone()], records) == [f"{OUT_OF_ORDER}: 1800000025 after 1800000030 (seq 6)"]
+
+
+def test_the_same_timestamp_again_is_in_order() -> None:
+    records: list[Push | Unregister] = [*match()[:4], update(6, T0 + 31, 4, timestamp=T0 + 30), match()[4]]
+
+    assert judge([phone()], records) == []
+
+
+def test_an_activity_without_its_end_is_a_violation() -> None:
+    assert judge([phone()], without(match(), 5)) == [END_MISSING]
+
+
+def test_an_end_is_not_owed_while_the_match_goes_on() -> None:
+    playing = MatchFacts(kicked_off=frozenset({FIXTURE}))
+
+    assert judge([phone()], without(match(), 5), playing) == []
+
+
+def test_two_ends_are_a_violation() -> None:
+    records: list[Push | Unregister] = [*match(), end(6, T0 + 101, 5)]
+
+    assert judge([phone()], records) == [f"{END_TWICE} 2 times"]
+
+
+def test_a_dead_token_sent_to_again_is_a_violation() -> None:
+    """After our unregister, the first push gets the 410; only one sent later counts (in-flight ones
+    within the grace are excused), and nothing more is owed to the deleted phone."""
+    records: list[Push | Unregister] = [
+        start(1, T0 + 1),
+        update(2, T0 + 10, 2),
+        Unregister(2, T0 + 11, ACTIVITY),
+        update(3, T0 + 20, 3, alert=True, status=410, reason="Unregistered"),
+        update(4, T0 + 20.5, 4, status=410, reason="Unregistered"),
+        update(5, T0 + 30, 5, status=410, reason="Unregistered"),
+    ]
+    deleted = phone(deleted_at=T0 + 11)
+
+    details = judge([deleted], records)
+
+    assert len(details) == 1 and details[0].startswith(f"{AFTER_DEAD}: 1 pushes after APNs answered 410")
+    assert judge([deleted], records[:5]) == []
+
+
+def test_journal_lines_parse_as_the_simulator_writes_them(tmp_path: Path) -> None:
+    """The check reads exactly what `JournalFile` writes (and skips a line still being written)."""
+    path = tmp_path / "apns.jsonl"
+    file = JournalFile(path)
+    payload = {
+        "aps": {
+            "timestamp": 1_800_000_001,
+            "event": "start",
+            "content-state": {"version": 7},
+            "attributes": {"fixtureId": FIXTURE, "generation": 2},
+            "alert": {"title": "A v B"},
+        }
+    }
+    file.push(
+        PushRecord(
+            seq=4,
+            received_at="2027-01-15T08:00:01.250+00:00",
+            connection_id=1,
+            stream_id=1,
+            method="POST",
+            path=f"/3/device/{STARTER.upper()}",
+            token=STARTER.upper(),
+            headers={"apns-push-type": "liveactivity", "apns-priority": "10"},
+            jwt=None,
+            payload=payload,
+            payload_bytes=120,
+            apns_id="00000000-0000-0000-0000-000000000001",
+            status=200,
+            reason=None,
+            dropped_by_device=None,
+            fault_id=None,
+            latency_ms=0,
+        )
+    )
+    file.unregister(ACTIVITY, 1_800_000_002_000, after_seq=4)
+    file.close()
+    first, second = path.read_text().splitlines()
+
+    assert parse_line(first) == Push(
+        4, 1_800_000_001.25, STARTER, 200, None, None, "start", 1_800_000_001.0, 7, True, FIXTURE, 2
+    )
+    unregister = parse_line(second)
+    assert isinstance(unregister, Unregister) and (unregister.token, unregister.after_seq) == (ACTIVITY, 4)
+    assert parse_line(first[:40]) is None
+
+
+def test_phones_are_planned_from_the_seed_alone(tmp_path: Path) -> None:
+    """Same seed, same phones: tokens, install ids, follows and who deletes the app."""
+    targets = SoakTargets(("http://127.0.0.1:1",), "http://p", "http://a", "postgresql://x/y", tmp_path / "j")
+    fixtures = SoakFixtures(provider=(1, 2, 3, 4), desk=(5,))
+
+    def plan(seed: int) -> list[tuple[str, str, tuple[int, ...], bool]]:
+        part = DevicePart(targets, fixtures, random.Random(seed), 300)
+        return [
+            (p.install_id, p.push_to_start_token, p.wanted, p.delete_after is not None) for p in part._phones
+        ]
+
+    first = plan(7)
+
+    assert first == plan(7) and first != plan(8)
+    assert sum(deletes for *_, deletes in first) == 3
+    assert all(1 <= len(wanted) <= 3 and len(set(wanted)) == len(wanted) for _, _, wanted, _ in first)
+    assert len({token for _, token, _, _ in first}) == 300
+
+
+def test_the_journal_is_read_in_whole_lines_from_where_it_left_off(tmp_path: Path) -> None:
+    """The phones' reader never hands over half a line, nor a line twice."""
+    path = tmp_path / "apns.jsonl"
+    tail = _JournalTail(path)
+    before = tail.read()
+    path.write_text('{"seq":1}\n{"se')
+    first = tail.read()
+    with path.open("a") as file:
+        file.write('q":2}\n')
+    second = tail.read()
+
+    assert (before, first, second, tail.read()) == ([], ['{"seq":1}'], ['{"seq":2}'], [])
+
+
+async def test_a_call_moves_on_from_a_dead_process_and_retries_until_an_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A refused connection moves to the next API process; a 503 and a 429 are tried again; the
+    first other answer (a 404 too: it is the API's) is the result; a set `stop` ends the retries."""
+    monkeypatch.setattr(devices, "BACKOFF_S", (0.001, 0.002))
+    answers = iter(
+        [httpx.Response(503), httpx.Response(429, headers={"Retry-After": "0"}), httpx.Response(404)]
+    )
+    seen: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.url.host)
+        if request.url.host == "dead":
+            raise httpx.ConnectError("refused", request=request)
+        return next(answers)
+
+    stop = asyncio.Event()
+    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+        api = devices._Api(client, ("http://dead", "http://alive", "http://other"), stop)
+        answer = await api.call(random.Random(1), "GET", "/x", body=None)
+        stop.set()
+        stopped = await api.call(random.Random(1), "GET", "/x", body=None)
+
+    assert answer is not None and answer.status_code == 404
+    assert seen == ["dead", "alive", "other", "other"]
+    assert stopped is None
