@@ -6,7 +6,9 @@ one push activity at a time, so that nothing loud ever waits behind something qu
 - **loud**: push-to-start at kick-off, key moments, period changes, corrections and the end, in the
   order they happened;
 - **routine**: the latest routine update only (a newer one replaces a waiting one). Its activity may
-  hold a push back to respect the per-activity minimum interval; the loud lane goes on meanwhile;
+  hold a push back to respect the per-activity minimum interval; the loud lane goes on meanwhile.
+  It never overtakes a loud push stamped before it (`ROUTINE_BEHIND_LOUD_PATCH`): a device keeps
+  the newest state, so a key moment sent after a newer routine state would be dropped unseen;
 - **new followers**: a flag, not a queue. Followers who came after kick-off are started by one
   walk over the followers who have no Live Activity yet; however many follows arrive during a walk,
   one more walk follows it.
@@ -55,6 +57,10 @@ PUSHES_PATCH = "live-activity-pushes"
 """Runs recorded before Live Activity pushes existed replay without them."""
 LANES_PATCH = "push-lanes"
 """Runs recorded with one push queue (a goal could wait behind a routine update) replay with it."""
+ROUTINE_BEHIND_LOUD_PATCH = "routine-behind-loud"
+"""Runs recorded while a routine update could overtake a queued key moment (whose push then found
+its activities already showing a newer state and was dropped as stale: the alert never showed)
+replay that way."""
 RENEWAL_PATCH = "live-activity-renewal"
 """Runs recorded with one Live Activity per follower for the whole match (no renewal timer, no end
 at stumps) replay that way."""
@@ -104,12 +110,15 @@ class PushQueue:
         self._last_timestamp = last_timestamp
         self._followers_waiting = followers_waiting
         self._loud: list[PushInput] = []
+        self._loud_sending: PushInput | None = None
+        """The loud lane's push in flight."""
         self._routine: PushInput | None = None
         self._lanes_running: dict[str, asyncio.Task[None]] = {}
         self._paused = False
         self._closing = False
         self._pushes_patched: bool | None = None
         self._lanes_patched: bool | None = None
+        self._behind_loud_patched: bool | None = None
 
     # --- what the workflow tells it ------------------------------------------------------------
 
@@ -327,19 +336,26 @@ class PushQueue:
         if self._loud:
             self._run_lane("loud", self._next_loud)
         if self._routine is not None:
-            self._run_lane("routine", self._next_routine)
+            self._run_lane("routine", self._next_routine, after=self._routine_waits)
         if self._followers_due():
             running = self._lanes_running.get("followers")
             if running is None or running.done():
                 self._lanes_running["followers"] = asyncio.create_task(self._walk_new_followers())
 
-    def _run_lane(self, name: str, take: Callable[[], PushInput | None]) -> None:
+    def _run_lane(
+        self, name: str, take: Callable[[], PushInput | None], *, after: Callable[[], bool] | None = None
+    ) -> None:
         running = self._lanes_running.get(name)
         if running is None or running.done():
-            self._lanes_running[name] = asyncio.create_task(self._send_all(take))
+            self._lanes_running[name] = asyncio.create_task(self._send_all(take, after))
 
-    async def _send_all(self, take: Callable[[], PushInput | None]) -> None:
+    async def _send_all(self, take: Callable[[], PushInput | None], after: Callable[[], bool] | None) -> None:
+        """Send what `take` hands out until it has nothing; while `after()` holds, wait first (the
+        push `take` would hand out may be replaced meanwhile by a newer one)."""
         while not self._paused:
+            if after is not None and after():
+                await workflow.wait_condition(lambda: self._paused or not after())
+                continue
             push = take()
             if push is None:
                 return
@@ -349,10 +365,26 @@ class PushQueue:
                 if running is not None:
                     await workflow.wait_condition(running.done)
             await self._send(push)
+            if push is self._loud_sending:
+                self._loud_sending = None
 
     def _next_loud(self) -> PushInput | None:
         """The oldest queued push (in runs recorded before the lanes: of every kind)."""
-        return self._loud.pop(0) if self._loud else None
+        self._loud_sending = self._loud.pop(0) if self._loud else None
+        return self._loud_sending
+
+    def _routine_waits(self) -> bool:
+        """The queued routine update was stamped after a loud push not sent yet (queued, or in
+        flight on the loud lane): it goes once that one has."""
+        if self._behind_loud_patched is None:
+            self._behind_loud_patched = workflow.patched(ROUTINE_BEHIND_LOUD_PATCH)
+        routine = self._routine
+        if not self._behind_loud_patched or routine is None:
+            return False
+        sending = self._loud_sending
+        return any(push.timestamp < routine.timestamp for push in self._loud) or (
+            sending is not None and sending.timestamp < routine.timestamp
+        )
 
     def _next_routine(self) -> PushInput | None:
         push, self._routine = self._routine, None

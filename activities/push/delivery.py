@@ -9,13 +9,16 @@ The outcome is what the fan-out writes to the ledger:
 - `released`: not delivered, for a passing reason (5xx, throttling, network, stopping): the ledger
   claim is released so a later attempt of the activity sends it;
 - `in_doubt`: sent, never answered, and not safe to send again (an alert or a start: a second one
-  would show twice).
+  would show twice);
+- `stale`: not sent again after a failed attempt because a newer push has claimed the activity
+  meanwhile: sent after it, this one would be older than what the device shows (it drops it).
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -25,7 +28,10 @@ from activities.push.limiter import AdaptiveLimit
 from activities.push.outcomes import Verdict, classify
 from scoreline.metrics.instruments import metrics
 
-Outcome = Literal["sent", "dead", "rejected", "released", "in_doubt"]
+Outcome = Literal["sent", "dead", "rejected", "released", "in_doubt", "stale"]
+
+StillCurrent = Callable[[], Awaitable[bool]]
+"""Whether the push being retried is still the newest one claimed for its activity."""
 
 
 @dataclass(frozen=True)
@@ -96,17 +102,23 @@ class Sender:
         priority: int,
         expiration: int,
         resend_if_unknown: bool,
+        still_current: StillCurrent | None = None,
     ) -> Delivery:
         """Send the first of `bodies` (smaller ones follow a 413) until an outcome is certain.
 
         `resend_if_unknown`: after a timeout or a lost connection, send again (a state-only update,
         which the device shows once however often it comes) or stop as `in_doubt` (alerts, starts).
+        `still_current`: asked before each attempt after the first; once it says no, the push is
+        `stale` (the lanes run side by side, so a newer push can claim the activity while this one
+        waits out an outage).
         """
         if not bodies:
             return Delivery("rejected", (), reason="PayloadTooLarge")
         attempts: list[AttemptRecord] = []
         level = throttles = errors = 0
         for number in range(1, self._policy.max_attempts + 1):
+            if number > 1 and still_current is not None and not await still_current():
+                return Delivery("stale", tuple(attempts), reason="superseded")
             body = bodies[level]
             async with self._limit.slot():
                 if self._stopping.is_set():

@@ -24,6 +24,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio import activity
@@ -317,6 +318,7 @@ class _Fanout:
                     priority=push.priority,
                     expiration=expiration,
                     resend_if_unknown=resend,
+                    still_current=partial(self.store.still_claimed, target),
                 )
             ): target
             for target in targets

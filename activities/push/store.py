@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from activities.push.delivery import Delivery
@@ -182,6 +183,20 @@ class PushStore:
             if overtaken:
                 await self._set_outcomes(conn, overtaken, [json.dumps({"state": "stale"})] * len(overtaken))
         return [t for t in claimed if t.live_activity_id in reserved]
+
+    async def still_claimed(self, target: Target) -> bool:
+        """Whether `target`'s activity still holds this push's claim (no newer push has moved its
+        last-sent timestamp past this one's). A failed read answers yes: the retry goes on, and
+        the device itself drops a push older than what it shows."""
+        try:
+            async with self._engine.connect() as conn:
+                newest = await conn.scalar(
+                    text("SELECT last_timestamp FROM live_activity WHERE id = :id"),
+                    {"id": target.live_activity_id},
+                )
+        except (OSError, SQLAlchemyError):
+            return True
+        return newest is None or int(newest) <= self._push.timestamp
 
     async def settle(self, results: list[tuple[Target, Delivery]], trace_id: str | None) -> None:
         """Write the outcomes, every attempt, and what they mean for tokens and activities."""

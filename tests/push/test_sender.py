@@ -132,3 +132,42 @@ async def test_a_push_goes_out_from_a_process_on_uvloop(push_settings: Settings,
 
     assert await asyncio.to_thread(send_on_uvloop) == 200
     assert [push["status"] for push in await sim.pushes(token=token)] == [200]
+
+
+async def test_a_retry_is_not_sent_once_a_newer_push_has_claimed_the_activity(
+    apns_client: ApnsClient, sim: PushSim
+) -> None:
+    """The soak of 2026-12-02 (seed 1): a routine update kept retrying through an APNs outage while
+    the loud lane sent a goal; the old update then went out after the goal, out of timestamp order
+    (the phone dropped it as stale). A retry now asks first whether its claim still stands."""
+    superseded, current = apns_token(), apns_token()
+    await sim.fault(status=500, token=superseded, count=1)
+    await sim.fault(status=500, token=current, count=1)
+
+    async def no() -> bool:
+        return False
+
+    async def yes() -> bool:
+        return True
+
+    stale, sent = await asyncio.gather(
+        sender(apns_client).deliver(
+            superseded,
+            BODIES,
+            priority=10,
+            expiration=GOAL.timestamp + 900,
+            resend_if_unknown=True,
+            still_current=no,
+        ),
+        sender(apns_client).deliver(
+            current,
+            BODIES,
+            priority=10,
+            expiration=GOAL.timestamp + 900,
+            resend_if_unknown=True,
+            still_current=yes,
+        ),
+    )
+    assert (stale.outcome, [a.status for a in stale.attempts]) == ("stale", [500])
+    assert (sent.outcome, [a.status for a in sent.attempts]) == ("sent", [500, 200])
+    assert [p["status"] for p in await sim.pushes(superseded)] == [500], "the superseded push was sent again"

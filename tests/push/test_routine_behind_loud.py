@@ -1,0 +1,117 @@
+"""A routine update never overtakes a key moment still waiting to go out (found by the soak).
+
+The soak of 2026-12-02 (seed 1) lost goal alerts: APNs failed for a few seconds, the loud lane was
+still retrying one goal's push with a second goal queued behind it, and the routine lane sent the
+newest state meanwhile. The second goal's push then found every activity already showing a newer
+state, was settled `stale`, and its alert never reached a phone.
+
+The recording: football-basic's first two lines (before kick-off, kick-off), then goal A (1-0),
+goal B (2-0) and a routine change (3-0 with no new event), while APNs answers 500 to everything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pytest
+from temporalio.client import Client
+
+from scoreline.settings import Settings
+from tests.match.harness import end_leftover_run, fast_settings, start_match
+from tests.push.phones import Delivery, Pacer, insert_provider_fixture, phones, summary
+from tests.push.simulator import PushSim
+from tests.push.test_match_lifecycle import device_api
+from tests.support.provider import recording, running_provider
+from tests.support.replay import replays_and_keep
+from tests.support.waiting import eventually
+from tests.support.worker import running_worker
+from workflows.match import MatchWorkflow
+
+pytestmark = pytest.mark.timeout(150)
+
+FIXTURE_ID = 81000001
+KICKOFF, GOAL_A, GOAL_B, ROUTINE = 120.0, 180.0, 240.0, 300.0
+GOAL_TYPE = 14
+APNS_DOWN_SECONDS = 5.0
+
+
+def _line(kickoff: dict[str, Any], t: float, home_goals: int, events: list[dict[str, Any]]) -> dict[str, Any]:
+    line = copy.deepcopy(kickoff)
+    line["t"] = t
+    for score in line["fixture"]["scores"]:
+        if score["description"] in ("CURRENT", "1ST_HALF") and score["score"]["participant"] == "home":
+            score["score"]["goals"] = home_goals
+    line["fixture"]["events"] = events
+    return line
+
+
+def two_goals_then_routine(directory: Path) -> Path:
+    header, *lines = recording("football-basic").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    before, kickoff = records[0], next(r for r in records if r["t"] == KICKOFF)
+    goals = [
+        event
+        for record in records
+        for event in record["fixture"].get("events") or []
+        if event["type_id"] == GOAL_TYPE
+    ]
+    first, second = {**goals[0], "minute": 3}, {**goals[1], "id": goals[0]["id"] + 7_000, "minute": 4}
+    body = [
+        before,
+        kickoff,
+        _line(kickoff, GOAL_A, 1, [first]),
+        _line(kickoff, GOAL_B, 2, [first, second]),
+        _line(kickoff, ROUTINE, 3, [first, second]),
+    ]
+    path = directory / "football-two-goals-then-routine.jsonl"
+    path.write_text("\n".join([header, *(json.dumps(record) for record in body)]) + "\n")
+    return path
+
+
+async def test_both_goal_alerts_reach_the_phone_although_a_routine_update_came_while_they_waited(
+    push_settings: Settings, temporal_client: Client, sim: PushSim, db: asyncpg.Connection, tmp_path: Path
+) -> None:
+    """Goals A and B are both alerted, in order, and the routine 3-0 follows them. Before the fix
+    the routine lane sent 3-0 while A was being retried; B was then dropped as stale."""
+    path = two_goals_then_routine(tmp_path)
+    await insert_provider_fixture(db, FIXTURE_ID)
+    await end_leftover_run(temporal_client, FIXTURE_ID)
+    async with running_provider([path]) as provider:
+        config = fast_settings(push_settings, provider.url)
+        async with device_api(config) as api:
+            (phone,) = await phones(api, sim, 1, prefix="behind-loud")
+            await phone.follow(FIXTURE_ID)
+            phone.run_app(FIXTURE_ID)
+            pacer = Pacer(phone)
+            async with running_worker(temporal_client, config):
+                handle = await start_match(temporal_client, config, FIXTURE_ID)
+                try:
+                    await pacer.change(lambda: provider.step_through([KICKOFF], polls_per_step=6))
+                    await asyncio.wait_for(phone.activity_running(), 30)
+                    await sim.fault(action="respond", status=500, duration_s=APNS_DOWN_SECONDS)
+                    await provider.step_through([GOAL_A, GOAL_B, ROUTINE], polls_per_step=6)
+                    shown = await eventually(lambda: _showing(phone, (3, 0)), within=90)
+                    await asyncio.sleep(1.0)  # a push still in flight would arrive now
+                    updates = await phone.updates()
+                    history = await handle.fetch_history()
+                finally:
+                    phone.cancel()
+                    await handle.terminate("test over")
+    await replays_and_keep("match-routine-behind-loud", [MatchWorkflow], history)
+    alerts = [u.score for u in updates if u.alerting and _shown(u)]
+    assert alerts == [(1, 0), (2, 0)], summary(updates)
+    assert shown.seq == max(u.seq for u in updates if _shown(u)), summary(updates)
+
+
+async def _showing(phone: Any, score: tuple[int, int]) -> Delivery | None:
+    return next((u for u in await phone.updates() if u.score == score and _shown(u)), None)
+
+
+def _shown(delivery: Delivery) -> bool:
+    """APNs took it (the fault answered 500 to the others) and the phone kept it."""
+    return delivery.status == 200 and delivery.dropped_by_device is None
