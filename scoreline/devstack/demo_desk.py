@@ -67,6 +67,8 @@ MAX_ATTEMPTS = 30
 LOST_ANSWER_WAIT = 1.0
 """Seconds before resending the same key when the API did not answer at all."""
 HTTP_TIMEOUT = 30.0
+GATEWAY_STATUSES = frozenset({502, 503, 504})
+"""Answers without a command answer that mean "not taken now": resent with the same key."""
 
 
 def player(side: str, shirt: int) -> int:
@@ -278,6 +280,11 @@ class Desk:
             answer = _answer(response)
             if self.observer is not None:
                 self.observer.answered(key, response.status_code, answer)
+            if answer is None and response.status_code in GATEWAY_STATUSES:
+                # A proxy or the API could not take it now (the desk app's rule too): the same key.
+                last = f"HTTP {response.status_code}"
+                await asyncio.sleep(_retry_after(response))
+                continue
             if answer is None:
                 return Sent(step, "failed", reason=f"HTTP {response.status_code}: {response.text[:200]}")
             if answer.outcome is Outcome.DUPLICATE and answer.answer is not None:

@@ -1,0 +1,54 @@
+"""A desk's command while the API cannot reach Postgres to check its token (found by the soak).
+
+The soak of 2026-12-02 (seed 2) restarted Postgres while 20 desks scored: every command whose
+token was not in the API's five-second sender cache was answered 500 `internal_error`, which the
+desk app takes as final and marks the tap refused; the tap was lost. It is now 503 `unavailable`
+with `Retry-After`, which the desk app (and `scoreline.devstack.demo_desk`) resends with the same key.
+"""
+
+from __future__ import annotations
+
+import httpx
+from sqlalchemy.engine import make_url
+
+from api.app import create_app
+from scoreline.devstack.tcp_proxy import CuttableProxy
+from scoreline.settings import Settings
+from tests.commands.harness import Road, road_settings
+from tests.support.http import serve
+
+
+async def test_a_command_is_answered_503_unavailable_while_its_token_cannot_be_checked(
+    settings: Settings, road: Road
+) -> None:
+    fixture_id = await road.fixture()
+    token = await road.desk(fixture_id)
+    url = make_url(settings.require_database_url())
+    proxy = CuttableProxy(url.host or "127.0.0.1", url.port or 5432)
+    await proxy.start()
+    through_proxy = road_settings(settings).model_copy(
+        update={"database_url": url.set(port=proxy.port).render_as_string(hide_password=False)}
+    )
+    try:
+        async with (
+            serve(create_app(through_proxy)) as api,
+            httpx.AsyncClient(base_url=api, timeout=30) as http,
+        ):
+            await proxy.cut()
+            answer = await http.post(
+                f"/v1/matches/{fixture_id}/commands",
+                json={
+                    "key": road.key(),
+                    "code": "football.period_start",
+                    "input": {"period": "1H"},
+                    "saw": 0,
+                },
+                headers={"Authorization": f"Bearer {token}"},
+            )
+            await proxy.restore()
+    finally:
+        await proxy.cut()
+    assert answer.status_code == 503, answer.text
+    assert answer.json()["error"]["code"] == "unavailable"
+    assert answer.headers["Retry-After"] == "1"
+    assert await road.log(fixture_id) == [], "nothing is written while the token cannot be checked"
