@@ -18,7 +18,6 @@ from collections.abc import Callable
 from typing import Annotated, Final
 
 from fastapi import Depends, Request
-from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException
 
 from api.deps import EngineDep
@@ -30,7 +29,6 @@ from scoreline.logging import get_logger
 
 CACHE_TTL: Final = 5.0
 CACHE_SIZE: Final = 10_000
-AUTH_RETRY_AFTER_SECONDS: Final = 1
 
 log = get_logger("api.auth")
 
@@ -91,18 +89,7 @@ async def _sender(request: Request, engine: EngineDep) -> Sender:
     cache = _cache(request)
     sender = cache.get(key)
     if sender is None:
-        try:
-            sender = await authenticate(engine, token)
-        except (DBAPIError, OSError) as error:
-            # A 503 the desk app resends (same key) once the database is back; a 500 would make it
-            # give the tap up as refused.
-            log.warning("auth.unavailable", path=request.url.path, error=str(error)[:200])
-            raise ApiError(
-                503,
-                "unavailable",
-                "the token cannot be checked right now; send the same request again",
-                headers={"Retry-After": str(AUTH_RETRY_AFTER_SECONDS)},
-            ) from None
+        sender = await authenticate(engine, token)
         if sender is None:
             log.info("auth.refused", reason="invalid_token", path=request.url.path)
             raise ApiError(401, "invalid_token", "the token is unknown or revoked")

@@ -4,7 +4,10 @@ Clients branch on `code` (machine-readable, stable) and show `message`; a valida
 each bad field with its path (`body.input.minute`) so a desk can point at it.
 
 An exception no handler knows is answered by `UnhandledErrors` as a 500 `internal_error`: its text
-stays in the log (it may name hosts, SQL or secrets), the client gets the trace id to quote.
+stays in the log (it may name hosts, SQL or secrets), the client gets the trace id to quote. One
+kind is not our bug: Postgres or Redis out of reach (restarting, a network cut) is a 503
+`unavailable` with `Retry-After`, which every client resends (a 500 makes the desk app give a tap
+up as refused).
 """
 
 from __future__ import annotations
@@ -12,9 +15,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import asyncpg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -36,6 +43,35 @@ _CODES = {
 }
 
 log = get_logger("api.errors")
+
+OUTAGE_RETRY_AFTER_SECONDS = 1
+
+
+def is_outage(error: BaseException) -> bool:
+    """A store that cannot be reached, rather than a request or a query gone wrong: a refused or
+    broken connection, or a driver error raised because the connection was lost."""
+    if isinstance(error, OSError | RedisConnectionError | RedisTimeoutError):
+        return True
+    if isinstance(error, DBAPIError):
+        return error.connection_invalidated or _lost_connection(error)
+    return False
+
+
+def _lost_connection(error: DBAPIError) -> bool:
+    """asyncpg's connection errors arrive wrapped in the dialect's own error (as its cause)."""
+    cause: BaseException | None = error.orig
+    while cause is not None:
+        if isinstance(cause, (OSError, *_ASYNCPG_CONNECTION_ERRORS)):
+            return True
+        cause = cause.__cause__
+    return False
+
+
+_ASYNCPG_CONNECTION_ERRORS = (
+    asyncpg.exceptions.ConnectionDoesNotExistError,
+    asyncpg.exceptions.PostgresConnectionError,
+    asyncpg.exceptions.CannotConnectNowError,
+)
 
 
 class ApiError(Exception):
@@ -115,7 +151,20 @@ class UnhandledErrors:
 
         try:
             await self.app(scope, receive, watching_send)
-        except Exception:
+        except Exception as error:
+            if is_outage(error) and not started:
+                log.warning(
+                    "api.store_unavailable",
+                    method=scope["method"],
+                    path=scope["path"],
+                    error=str(error)[:200],
+                )
+                body = error_body(
+                    "unavailable", "a store is out of reach right now; send the same request again"
+                )
+                headers = {"Retry-After": str(OUTAGE_RETRY_AFTER_SECONDS)}
+                await JSONResponse(body, status_code=503, headers=headers)(scope, receive, send)
+                return
             log.exception(
                 "api.unhandled_error", method=scope["method"], path=scope["path"], response_started=started
             )

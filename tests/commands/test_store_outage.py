@@ -1,9 +1,10 @@
-"""A desk's command while the API cannot reach Postgres to check its token (found by the soak).
+"""Requests while the API cannot reach Postgres (found by the soak).
 
-The soak of 2026-12-02 (seed 2) restarted Postgres while 20 desks scored: every command whose
-token was not in the API's five-second sender cache was answered 500 `internal_error`, which the
-desk app takes as final and marks the tap refused; the tap was lost. It is now 503 `unavailable`
-with `Retry-After`, which the desk app (and `scoreline.devstack.demo_desk`) resends with the same key.
+The soak of 2026-12-02 (seed 2) restarted Postgres while 20 desks scored and 2,000 phones
+registered: every command whose token was not in the API's five-second sender cache, and every
+device registration, was answered 500 `internal_error`. The desk app takes a 500 as final and marks
+the tap refused: the tap was lost. A store out of reach is now 503 `unavailable` with
+`Retry-After`, which the desk app (and `scoreline.devstack.demo_desk`) resends with the same key.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from tests.commands.harness import Road, road_settings
 from tests.support.http import serve
 
 
-async def test_a_command_is_answered_503_unavailable_while_its_token_cannot_be_checked(
+async def test_a_command_and_a_registration_are_answered_503_unavailable_while_postgres_is_cut(
     settings: Settings, road: Road
 ) -> None:
     fixture_id = await road.fixture()
@@ -45,6 +46,10 @@ async def test_a_command_is_answered_503_unavailable_while_its_token_cannot_be_c
                 },
                 headers={"Authorization": f"Bearer {token}"},
             )
+            registration = await http.post(
+                "/v1/devices",
+                json={"install_id": "soak-outage-phone", "platform": "ios", "environment": "sandbox"},
+            )
             await proxy.restore()
     finally:
         await proxy.cut()
@@ -52,3 +57,4 @@ async def test_a_command_is_answered_503_unavailable_while_its_token_cannot_be_c
     assert answer.json()["error"]["code"] == "unavailable"
     assert answer.headers["Retry-After"] == "1"
     assert await road.log(fixture_id) == [], "nothing is written while the token cannot be checked"
+    assert (registration.status_code, registration.json()["error"]["code"]) == (503, "unavailable")
