@@ -6,6 +6,7 @@ import asyncio
 import secrets
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -34,6 +35,10 @@ def _bundled() -> tuple[Path, ...]:
     from simulators.provider.config import BUNDLED_RECORDINGS_DIR
 
     return tuple(BUNDLED_RECORDINGS_DIR / name for name in DEFAULT_RECORDINGS)
+
+
+def _say(line: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')}  {line}", flush=True)
 
 
 def soak(
@@ -66,7 +71,7 @@ def soak(
     directory = (data_dir or Path(tempfile.mkdtemp(prefix="scoreline-soak-"))).resolve()
     recordings = tuple(path.resolve() for path in recording) if recording else _bundled()
     options = SoakOptions(chosen, minutes, recordings, directory, desks=desks, devices=devices)
-    verdict = asyncio.run(run_soak(options, environment))
+    verdict = asyncio.run(run_soak(options, environment, _say))
     for line in render(verdict):
         print(line, flush=True)
     if verdict.passed and data_dir is None:

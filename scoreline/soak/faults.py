@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,8 +54,16 @@ class InjectedFault:
 class FaultInjector:
     """Runs planned faults against `stack` and the simulators, recording each."""
 
-    def __init__(self, stack: SoakStack, http: httpx.AsyncClient, provider_speed: float, zero: float) -> None:
+    def __init__(
+        self,
+        stack: SoakStack,
+        http: httpx.AsyncClient,
+        provider_speed: float,
+        zero: float,
+        progress: Callable[[str], None],
+    ) -> None:
         self.stack = stack
+        self.progress = progress
         self.http = http
         self.provider_speed = provider_speed
         self.zero = zero
@@ -67,6 +75,7 @@ class FaultInjector:
 
     async def run(self, fault: PlannedFault) -> InjectedFault:
         started = self._now()
+        self.progress(f"{started:7.1f} s  {fault.kind.value} {fault.target}")
         try:
             hit = await self._inject(fault)
             error = None
@@ -74,6 +83,7 @@ class FaultInjector:
             hit, error = "nothing", f"{type(failure).__name__}: {failure}"
         record = InjectedFault(fault, started, self._now(), hit, error)
         self.injected.append(record)
+        self.progress(f"{record.ended:7.1f} s  {fault.kind.value} over: {error or hit}")
         return record
 
     async def _inject(self, fault: PlannedFault) -> str:

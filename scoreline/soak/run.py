@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,7 +87,13 @@ def tuning() -> tuple[tuple[str, str], ...]:
     )
 
 
-async def run_soak(options: SoakOptions, environment: Settings) -> SoakVerdict:
+Progress = Callable[[str], None]
+"""Told one line per phase and per fault, as they happen (the CLI prints them)."""
+
+
+async def run_soak(
+    options: SoakOptions, environment: Settings, progress: Progress = lambda _: None
+) -> SoakVerdict:
     window = options.minutes * 60
     speed = replay_speed(options.recordings, window)
     prepare = PREPARE_SECONDS + PREPARE_PER_DEVICE * options.devices
@@ -97,13 +103,14 @@ async def run_soak(options: SoakOptions, environment: Settings) -> SoakVerdict:
     began = time.monotonic()
     try:
         await stack.start()
-        return await _soak(stack, options, window, speed, began)
+        progress(f"stack ready ({len(stack.children)} processes; replay at {speed:g}x)")
+        return await _soak(stack, options, window, speed, began, progress)
     finally:
         await stack.stop()
 
 
 async def _soak(
-    stack: SoakStack, options: SoakOptions, window: float, speed: float, began: float
+    stack: SoakStack, options: SoakOptions, window: float, speed: float, began: float, progress: Progress
 ) -> SoakVerdict:
     targets = SoakTargets(
         api_urls=stack.api_urls,
@@ -125,15 +132,18 @@ async def _soak(
             ),
             PartnerPart(targets, fixtures, random.Random(rng.random()), options.partners),
         ]
+        progress(f"load starts: {len(fixtures.provider)} provider and {len(fixtures.desk)} desk matches")
         zero = time.monotonic()
-        injector = FaultInjector(stack, http, speed, zero)
+        injector = FaultInjector(stack, http, speed, zero, progress)
         stop = asyncio.Event()
         async with asyncio.TaskGroup() as group:
             supervisor = group.create_task(stack.supervise())
             loads = [group.create_task(part.run(stop)) for part in parts]
             await _play_faults(injector, plan(options.seed, window, PlanShape()), zero)
             await _until(zero + window)
+            progress("load window over: settling")
             await _settle(targets.database_url, fixtures)
+            progress("settled: checking")
             stop.set()
             await asyncio.gather(*loads)
             supervisor.cancel()
