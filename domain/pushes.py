@@ -74,6 +74,14 @@ class PushInput(_Message):
     trace_id: Annotated[str, Field(max_length=64)] | None = None
     """The trace of the change that caused the push (a provider poll or a desk request), so its
     log lines and `push_attempt` rows are found with the change's."""
+
+    @property
+    def repeatable(self) -> bool:
+        """A device shows it once however often it arrives (a state-only update, an end): safe to
+        send again when it is unknown whether an earlier send reached APNs. An alert or a start
+        would show twice."""
+        return self.kind != "start" and not self.alert
+
     generation: Annotated[int, Field(ge=1)] = 1
     """Which of a follower's Live Activities for the fixture this push is for: 1 from kick-off, the
     next after each renewal (Apple ends an activity after 8 hours) or each stumps. A `start`

@@ -307,8 +307,6 @@ class _Fanout:
             return {}
         assert self.sender is not None, "checked before claiming"
         sender, push = self.sender, self.push
-        # A state-only update shows once however often it arrives; an alert or a start must not repeat.
-        resend = push.kind != "start" and not push.alert
         expiration = push.timestamp + push.stale_after_seconds
         return {
             asyncio.create_task(
@@ -317,7 +315,7 @@ class _Fanout:
                     bodies,
                     priority=push.priority,
                     expiration=expiration,
-                    resend_if_unknown=resend,
+                    resend_if_unknown=push.repeatable,
                     still_current=partial(self.store.still_claimed, target),
                 )
             ): target

@@ -129,27 +129,24 @@ class PushStore:
     ) -> list[Target]:
         """Gate and reserve: the targets this attempt now owns and must send to.
 
-        Marks claims an earlier (dead) attempt left `in_doubt`, records `stale` ones, inserts the
-        claims, and moves each claimed activity's last-sent state (`state`, the content-state) and
-        timestamp forward; a claimed activity that meanwhile got a newer state is settled `stale`.
+        Claims an earlier (dead) attempt left: a repeatable push (`PushInput.repeatable`) takes them
+        over and sends again (the device shows it once; left in doubt, the soak found activities
+        never ended after a fan-out's database connection was cut); any other is marked `in_doubt`.
+        Then it records `stale` ones, inserts the claims, and moves each claimed activity's
+        last-sent state (`state`, the content-state) and timestamp forward; a claimed activity that
+        meanwhile got a newer state is settled `stale`.
         """
         push = self._push
-        keys = [t.key for t in targets + stale]
         async with self._engine.begin() as conn:
-            await conn.execute(
-                text(
-                    """UPDATE effect_log SET outcome = jsonb_build_object('state', 'in_doubt', 'claim', outcome)
-                    WHERE fixture_id = :fixture_id AND event_key = :event_key AND effect = :effect
-                      AND target = ANY(CAST(:targets AS text[]))
-                      AND outcome->>'state' = 'claimed' AND outcome->>'by' <> :claimant"""
-                ),
-                {**self._gate, "targets": keys, "claimant": claimant},
+            taken_over = await self._settle_dead_claims(
+                conn, [t.key for t in targets], claimant, push.repeatable
             )
+            await self._settle_dead_claims(conn, [t.key for t in stale], claimant, take_over=False)
             if stale:
                 await self._insert_gate(conn, [t.key for t in stale], {"state": "stale"})
             if not targets:
                 return []
-            new = set(
+            new = taken_over | set(
                 await self._insert_gate(conn, [t.key for t in targets], {"state": "claimed", "by": claimant})
             )
             claimed = [t for t in targets if t.key in new]
@@ -338,6 +335,31 @@ class PushStore:
             ).all()
         targets = [_target(row, token=tokens[row.device_id]) for row in rows]
         return Batch(targets, str(followers[-1].id), last=len(followers) < limit)
+
+    async def _settle_dead_claims(
+        self, conn: AsyncConnection, keys: list[str], claimant: str, take_over: bool
+    ) -> set[str]:
+        """Another attempt's claims among `keys`: taken over (returned) with `take_over`, else
+        marked `in_doubt`."""
+        if not keys:
+            return set()
+        outcome = (
+            "jsonb_build_object('state', 'claimed', 'by', CAST(:claimant AS text), 'took_over', outcome)"
+            if take_over
+            else "jsonb_build_object('state', 'in_doubt', 'claim', outcome)"
+        )
+        rows = await conn.execute(
+            text(
+                f"""UPDATE effect_log SET outcome = {outcome}
+                WHERE fixture_id = :fixture_id AND event_key = :event_key AND effect = :effect
+                  AND target = ANY(CAST(:targets AS text[]))
+                  AND outcome->>'state' = 'claimed' AND outcome->>'by' <> :claimant
+                RETURNING target"""
+            ),
+            {**self._gate, "targets": keys, "claimant": claimant},
+        )
+        taken = {str(key) for key in rows.scalars()}
+        return taken if take_over else set()
 
     async def _insert_gate(
         self, conn: AsyncConnection, keys: list[str], outcome: dict[str, Any]

@@ -17,6 +17,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.push.apns import ApnsClient
 from activities.push.fanout import FanoutConfig
+from activities.push.store import PushStore
 from domain.failures import APNS_CONFIG_ERROR
 from domain.moments import KeyMoment
 from domain.pushes import LiveState, PushInput, PushResult
@@ -327,3 +328,32 @@ async def test_a_worker_without_apns_settings_only_fails_when_there_is_someone_t
     cause = failed.value.cause.cause
     assert isinstance(cause, ApplicationError) and cause.type == APNS_CONFIG_ERROR
     assert await db.fetchval("SELECT count(*) FROM effect_log") == 0
+
+
+async def test_an_end_claimed_by_an_attempt_that_died_is_sent_by_the_next(
+    temporal_client: Client,
+    task_queue: str,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    fanout_config: FanoutConfig,
+    sim: PushSim,
+    db: asyncpg.Connection,
+) -> None:
+    """The soak of 2026-12-02 (seed 2) cut a worker from Postgres while it fanned out a desk
+    match's `end`: the attempt died after claiming its 129 activities, the retry marked every
+    claim `in_doubt`, and no activity was ever ended. A repeatable push (an end, a state-only
+    update) now takes the dead attempt's claims over and sends; an alert still never repeats."""
+    await seed.fixture(db)
+    running = await seed.running_activities(db, 20)
+    end = push("end", version=9)
+    dead = PushStore(engine, end, fanout_config.environment)
+    batch = await dead.load(dead.first_cursor, 100)
+    claimed = await dead.claim(batch.targets, [], "attempt-that-died", {"version": 9})
+    assert len(claimed) == 20, "the dying attempt claimed every activity"
+
+    async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
+        result = await run(temporal_client, task_queue, end)
+
+    pushes = await sim.pushes()
+    assert by_token([p for p in pushes if p["status"] == 200]) == {a.push_token: 1 for a in running}
+    assert (result.sent, result.in_doubt) == (20, 0)
