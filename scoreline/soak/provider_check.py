@@ -8,7 +8,14 @@ others), the final board equal to the outcome (state and score; cricket's inning
 over and chase target), and a log without gaps whose last seq is the board's version. Once per
 run: the unique constraint that makes an event's storage exactly-once is in place.
 
-The rules are pure functions of `Expected*` and `StoredFixture`; `check_provider` only reads.
+The outcome assumes every recorded line was seen. A soak's faults can hide a passing state: an
+event the provider showed for a moment and then replaced (absent from the fixture's last line) may
+never have been stored, and a ball edited while every worker was down is first stored already
+edited, with no amendment to log. `Fleeting` names those states from the recordings; they are
+excused only when the rows prove Scoreline could not have seen them (never stored at all; first
+stored after the edit, by the simulator's replay clock), never when stored twice.
+
+The rules are pure functions of `Expected*`, `Fleeting` and `StoredFixture`; `check_provider` only reads.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +34,7 @@ from activities.provider.cricket.statuses import cricket_state
 from domain.cricket.board import CricketBoard, cricket_fixture_id
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.soak.model import CheckResult, Violation
+from simulators.provider.recording import load_recording
 from simulators.provider.recording_file import recording_name
 
 CHECK = "provider"
@@ -64,6 +72,27 @@ Expected = ExpectedFootball | ExpectedCricket
 
 
 @dataclass(frozen=True)
+class Fleeting:
+    """One fixture's passing provider states (see the module docstring)."""
+
+    events: frozenset[EventKey] = frozenset()
+    """Expected events missing from the fixture's last recorded line."""
+    edited_at: Mapping[int, float] = field(default_factory=dict)
+    """Ball id → replay time of the first line showing it edited."""
+
+
+@dataclass(frozen=True)
+class ReplayClock:
+    """The provider simulator's clock: wall-clock epoch of replay `t = 0`, replay seconds per second."""
+
+    zero: float
+    speed: float
+
+    def wall(self, t: float) -> float:
+        return self.zero + t / self.speed
+
+
+@dataclass(frozen=True)
 class StoredEvent:
     stream: str
     provider_event_id: int
@@ -72,6 +101,8 @@ class StoredEvent:
     """How many `event` entries of the log name this row (one: it was first seen once)."""
     amendments: int
     retractions: int
+    first_seen: float = 0.0
+    """Epoch seconds the row was first stored."""
 
     @property
     def key(self) -> EventKey:
@@ -151,7 +182,12 @@ def _violation(fixture_id: int, detail: str) -> Violation:
     return Violation(CHECK, f"fixture {fixture_id}", detail)
 
 
-def fixture_violations(expected: Expected, stored: StoredFixture) -> list[Violation]:
+def fixture_violations(
+    expected: Expected,
+    stored: StoredFixture,
+    fleeting: Fleeting = Fleeting(),
+    clock: ReplayClock | None = None,
+) -> list[Violation]:
     """Every way one fixture's rows differ from its recording's outcome."""
     if isinstance(expected, ExpectedFootball):
         live, retracted = expected.events, expected.retracted
@@ -160,9 +196,9 @@ def fixture_violations(expected: Expected, stored: StoredFixture) -> list[Violat
     else:
         live, retracted = frozenset(("balls", ball) for ball in expected.balls), frozenset()
         board = _cricket_board(expected, stored.board)
-        corrections = _amendments(expected, stored)
+        corrections = _amendments(expected, stored, fleeting, clock)
     return [
-        *_stored_once(expected.fixture_id, stored, live | retracted),
+        *_stored_once(expected.fixture_id, stored, live | retracted, fleeting.events),
         *_nothing_else(expected.fixture_id, stored, live, retracted),
         *corrections,
         *board,
@@ -170,13 +206,18 @@ def fixture_violations(expected: Expected, stored: StoredFixture) -> list[Violat
     ]
 
 
-def _stored_once(fixture_id: int, stored: StoredFixture, wanted: frozenset[EventKey]) -> list[Violation]:
-    """Each expected event is one row, logged by exactly one `event` entry."""
+def _stored_once(
+    fixture_id: int, stored: StoredFixture, wanted: frozenset[EventKey], fleeting: frozenset[EventKey]
+) -> list[Violation]:
+    """Each expected event is one row, logged by exactly one `event` entry (a fleeting one may
+    also never have been seen)."""
     rows = Counter(event.key for event in stored.events)
     logged = {event.key: event.logged for event in stored.events}
     violations = []
     for key in sorted(wanted):
         name = f"{key[0]}/{key[1]}"
+        if rows[key] == 0 and key in fleeting:
+            continue
         if rows[key] != 1:
             violations.append(_violation(fixture_id, f"{name} stored {rows[key]} times"))
         elif logged[key] != 1:
@@ -214,12 +255,22 @@ def _retractions(fixture_id: int, stored: StoredFixture, retracted: frozenset[Ev
     return violations
 
 
-def _amendments(expected: ExpectedCricket, stored: StoredFixture) -> list[Violation]:
-    """Exactly the balls the provider edited have amendment entries."""
+def _amendments(
+    expected: ExpectedCricket, stored: StoredFixture, fleeting: Fleeting, clock: ReplayClock | None
+) -> list[Violation]:
+    """Exactly the balls the provider edited have amendment entries (one first stored after its
+    edit had no earlier version to amend)."""
     amended = {event.provider_event_id for event in stored.events if event.amendments > 0}
+    first_seen = {event.provider_event_id: event.first_seen for event in stored.events}
+
+    def seen_edited(ball: int) -> bool:
+        edited = fleeting.edited_at.get(ball)
+        return clock is not None and edited is not None and first_seen.get(ball, 0.0) >= clock.wall(edited)
+
     violations = [
         _violation(expected.fixture_id, f"balls/{ball} edited by the provider, never amended")
         for ball in sorted(expected.amended - amended)
+        if not seen_edited(ball)
     ]
     violations.extend(
         _violation(expected.fixture_id, f"balls/{ball} amended, the provider never edited it")
@@ -311,14 +362,19 @@ def figures(expected: Iterable[Expected]) -> dict[str, int]:
 # --- Postgres ------------------------------------------------------------------------------------
 
 
-async def check_provider(database_url: str, recordings: Sequence[Path]) -> CheckResult:
+async def check_provider(
+    database_url: str, recordings: Sequence[Path], clock: ReplayClock | None = None
+) -> CheckResult:
     """The provider check's row of the table, from Postgres and the recordings' outcomes."""
     expected = load_expected(recordings)
+    passing = fleeting_states(recordings)
     db = await asyncpg.connect(asyncpg_dsn(database_url))
     try:
         violations = constraint_violations(await _unique_constraints(db))
         for outcome in expected.values():
-            violations.extend(fixture_violations(outcome, await stored_fixture(db, outcome.fixture_id)))
+            stored = await stored_fixture(db, outcome.fixture_id)
+            fleeting = passing.get(outcome.fixture_id, Fleeting())
+            violations.extend(fixture_violations(outcome, stored, fleeting, clock))
     finally:
         await db.close()
     counts = figures(expected.values())
@@ -345,7 +401,8 @@ async def stored_fixture(db: asyncpg.Connection, fixture_id: int) -> StoredFixtu
         """SELECT e.stream, e.provider_event_id, e.retracted_at IS NOT NULL AS retracted,
                   count(t.id) FILTER (WHERE t.kind = 'event') AS logged,
                   count(t.id) FILTER (WHERE t.kind = 'amendment') AS amendments,
-                  count(t.id) FILTER (WHERE t.kind = 'retraction') AS retractions
+                  count(t.id) FILTER (WHERE t.kind = 'retraction') AS retractions,
+                  extract(epoch FROM e.first_seen_at)::float8 AS first_seen
            FROM match_event e LEFT JOIN timeline_item t ON t.match_event_id = e.id
            WHERE e.fixture_id = $1 GROUP BY e.id""",
         fixture_id,
@@ -365,6 +422,7 @@ async def stored_fixture(db: asyncpg.Connection, fixture_id: int) -> StoredFixtu
                 row["logged"],
                 row["amendments"],
                 row["retractions"],
+                row["first_seen"],
             )
             for row in events
         ],
@@ -376,3 +434,49 @@ async def stored_fixture(db: asyncpg.Connection, fixture_id: int) -> StoredFixtu
 def _board(row: asyncpg.Record) -> StoredBoard:
     cricket = None if row["cricket"] is None else json.loads(row["cricket"])
     return StoredBoard(row["state"], row["home_score"], row["away_score"], row["version"], cricket)
+
+
+# --- the recordings' passing states ----------------------------------------------------------------
+
+
+def fleeting_states(recordings: Sequence[Path]) -> dict[int, Fleeting]:
+    """Per Scoreline fixture id, the passing states its recording shows."""
+    found: dict[int, Fleeting] = {}
+    for path in recordings:
+        recording = load_recording(path)
+        lines: dict[int, list[tuple[float, Mapping[str, Any]]]] = {}
+        for line in recording.fixtures:
+            lines.setdefault(int(line.fixture["id"]), []).append((line.t, line.fixture))
+        for provider_id, history in lines.items():
+            if recording.sport == "cricket":
+                found[cricket_fixture_id(provider_id)] = Fleeting(edited_at=_edits(history))
+            else:
+                found[provider_id] = Fleeting(events=_replaced(history))
+    return found
+
+
+def _event_keys(fixture: Mapping[str, Any]) -> set[EventKey]:
+    return {
+        (stream, int(item["id"])) for stream in ("events", "timeline") for item in fixture.get(stream) or []
+    }
+
+
+def _replaced(history: Sequence[tuple[float, Mapping[str, Any]]]) -> frozenset[EventKey]:
+    """Events some line showed that the last line no longer does."""
+    shown = set().union(*(_event_keys(fixture) for _, fixture in history))
+    return frozenset(shown - _event_keys(history[-1][1]))
+
+
+def _edits(history: Sequence[tuple[float, Mapping[str, Any]]]) -> dict[int, float]:
+    """Ball id → the first time a line shows it differently from its first version."""
+    first: dict[int, str] = {}
+    edited: dict[int, float] = {}
+    for t, fixture in history:
+        for ball in fixture.get("balls") or []:
+            body = json.dumps(ball, sort_keys=True)
+            ball_id = int(ball["id"])
+            if ball_id not in first:
+                first[ball_id] = body
+            elif body != first[ball_id] and ball_id not in edited:
+                edited[ball_id] = t
+    return edited

@@ -31,7 +31,7 @@ from scoreline.soak.devices import DevicePart
 from scoreline.soak.faults import FaultInjector
 from scoreline.soak.model import CheckResult, LoadPart, SoakFixtures, SoakTargets
 from scoreline.soak.partners import PartnerPart
-from scoreline.soak.provider_check import check_provider, provider_fixture_ids
+from scoreline.soak.provider_check import ReplayClock, check_provider, provider_fixture_ids
 from scoreline.soak.report import SoakVerdict
 from scoreline.soak.schedule import PlannedFault, PlanShape, plan
 from scoreline.soak.screens import ScreenPart
@@ -147,7 +147,8 @@ async def _soak(
             stop.set()
             await asyncio.gather(*loads)
             supervisor.cancel()
-        checks: list[CheckResult] = [await check_provider(targets.database_url, options.recordings)]
+        clock = await _replay_clock(http, targets.provider_url)
+        checks: list[CheckResult] = [await check_provider(targets.database_url, options.recordings, clock)]
         checks += [await part.check() for part in parts]
     return SoakVerdict(
         seed=options.seed,
@@ -166,6 +167,13 @@ async def _unlimited_provider(http: httpx.AsyncClient, provider_url: str) -> Non
             json={"limit": UNLIMITED_PROVIDER, "window_seconds": 3600, "sport": sport},
         )
         response.raise_for_status()
+
+
+async def _replay_clock(http: httpx.AsyncClient, provider_url: str) -> ReplayClock:
+    response = await http.get(f"{provider_url}/_sim/clock")
+    response.raise_for_status()
+    status = response.json()
+    return ReplayClock(zero=float(status["clock_zero"]), speed=float(status["speed"]))
 
 
 async def _until(deadline: float) -> None:

@@ -14,6 +14,8 @@ from scoreline.soak.provider_check import (
     EVENT_KEY_COLUMNS,
     ExpectedCricket,
     ExpectedFootball,
+    Fleeting,
+    ReplayClock,
     StoredBoard,
     StoredEvent,
     StoredFixture,
@@ -21,6 +23,7 @@ from scoreline.soak.provider_check import (
     expected_path,
     figures,
     fixture_violations,
+    fleeting_states,
     load_expected,
     parse_outcome,
     provider_fixture_ids,
@@ -264,3 +267,56 @@ def test_the_figures_count_fixtures_events_and_balls() -> None:
         "events": len(football().events) + 1,
         "balls": len(cricket().balls),
     }
+
+
+def test_the_recordings_passing_states_are_found() -> None:
+    """football-three-matches shows goal 510002 for two minutes, then another id in its place;
+    cricket-edits edits ball 9780001 in play at t = 2880."""
+    passing = fleeting_states(
+        [RECORDINGS / "football-three-matches.jsonl", RECORDINGS / "cricket-edits.jsonl.gz"]
+    )
+    assert passing[81000002].events == frozenset({("events", 510002)})
+    assert passing[81000001].events == frozenset()
+    assert passing[cricket_fixture_id(59005)].edited_at[9780001] == 2880.0
+
+
+def test_a_fleeting_event_never_seen_is_excused_but_never_one_stored_twice() -> None:
+    """The soak of 2026-12-02 (seed 2) paused one worker and killed the other while 510002 was on
+    show: Scoreline never saw it, which is no fault of the ingest; storing it twice would be."""
+    stored = stored_football(football())
+    missing = dataclasses.replace(stored, events=[e for e in stored.events if e.provider_event_id != 510004])
+    twice = dataclasses.replace(
+        stored, events=[*stored.events, StoredEvent("events", 510004, False, 0, 0, 0)]
+    )
+    fleeting = Fleeting(events=frozenset({("events", 510004)}))
+
+    assert fixture_violations(football(), missing, fleeting) == []
+    assert [v.line() for v in fixture_violations(football(), twice, fleeting)] == [
+        "provider: fixture 81000002: events/510004 stored 2 times"
+    ]
+
+
+def test_a_ball_first_stored_after_its_edit_needs_no_amendment() -> None:
+    """A ball the workers first saw already edited has no earlier version to amend; one stored
+    before the edit must still be amended."""
+    expected = cricket()
+    ball = min(expected.amended)
+    clock = ReplayClock(zero=1_000_000.0, speed=10.0)
+    fleeting = Fleeting(edited_at={ball: 2880.0})
+    edited_at = clock.wall(2880.0)
+
+    def stored_at(first_seen: float) -> StoredFixture:
+        stored = stored_cricket(expected)
+        events = [
+            dataclasses.replace(e, amendments=0, first_seen=first_seen) if e.provider_event_id == ball else e
+            for e in stored.events
+        ]
+        return dataclasses.replace(stored, events=events, seqs=list(stored.seqs)[:-1])
+
+    after, before = stored_at(edited_at + 1), stored_at(edited_at - 30)
+    assert [
+        v.detail for v in fixture_violations(expected, after, fleeting, clock) if "amended" in v.detail
+    ] == []
+    assert [
+        v.detail for v in fixture_violations(expected, before, fleeting, clock) if "amended" in v.detail
+    ] == [f"balls/{ball} edited by the provider, never amended"]
