@@ -365,6 +365,10 @@ class DevStack:
         prometheus_url = self.addresses["prometheus"]
         await self._launch(prometheus, lambda: health.http_problem(f"{prometheus_url}/-/ready"))
 
+    def _apns_options(self) -> tuple[str, ...]:
+        """More `scoreline sim apns` options (the soak keeps the simulator's complete journal)."""
+        return ()
+
     async def _start_apns(self, ports: Ports) -> None:
         child = self._scoreline(
             "apns",
@@ -372,6 +376,7 @@ class DevStack:
             "--data-dir", str(self.options.data_dir),
             "--port", str(ports.apns),
             "--admin-port", str(ports.apns_admin),
+            *self._apns_options(),
         )  # fmt: skip
         await self._launch(child, lambda: health.http_problem(f"{self.addresses['apns-admin']}/readyz"))
 

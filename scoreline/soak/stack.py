@@ -60,16 +60,8 @@ class SoakStack(DevStack):
 
     # -- the parts that differ from the dev stack --------------------------------------------------
 
-    async def _start_apns(self, ports: Ports) -> None:
-        child = self._scoreline(
-            "apns",
-            "sim", "apns",
-            "--data-dir", str(self.options.data_dir),
-            "--port", str(ports.apns),
-            "--admin-port", str(ports.apns_admin),
-            "--journal-file", str(self.apns_journal),
-        )  # fmt: skip
-        await self._launch(child, lambda: health.http_problem(f"{self.addresses['apns-admin']}/readyz"))
+    def _apns_options(self) -> tuple[str, ...]:
+        return ("--journal-file", str(self.apns_journal))
 
     async def _start_worker(self) -> None:
         database = make_url(self.child_env["DATABASE_URL"])

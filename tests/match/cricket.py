@@ -76,17 +76,3 @@ async def amended_balls(database_url: str, fixture_id: int) -> list[int]:
     finally:
         await db.close()
     return [row["provider_event_id"] for row in rows]
-
-
-def innings_outcome(board: CricketBoard) -> list[dict[str, Any]]:
-    """The board's innings in the shape of the recordings' `.expected.json`."""
-    return [
-        {
-            "scoreboard": innings.scoreboard,
-            "team_id": innings.team_id,
-            "runs": innings.runs,
-            "wickets": innings.wickets,
-            "overs": float(innings.overs),
-        }
-        for innings in board.innings
-    ]

@@ -23,11 +23,11 @@ from temporalio.client import Client, WorkflowHandle
 from domain.cricket.board import cricket_fixture_id
 from domain.snapshot import MatchState
 from scoreline.settings import Settings
+from scoreline.soak.provider_check import innings_outcome
 from scoreline.temporal.match_runs import match_workflow_id
 from tests.match.cricket import (
     amended_balls,
     cricket_settings,
-    innings_outcome,
     recorded_lines,
     start_cricket_match,
     stored_board,
