@@ -30,7 +30,8 @@ The rules (each violation names fixture, device and token):
    push-to-start token. A confirmed follow is owed a first start, of whichever generation: at
    once if a generation was running then and did not end within `GRACE_S` (a follow that meets
    the match closing may legitimately get none: the design starts followers "at once" only while
-   it plays), else at the next generation's kick-off (a Test followed overnight starts when play
+   it plays; Postgres' last change of an over match bounds that too, since an end that reached no
+   phone leaves no mark in the journal), else at the next generation's kick-off (a Test followed overnight starts when play
    resumes); with no start in the journal at all, when Postgres says the match kicked off. It is
    judged `GRACE_S` after that moment. Each later generation is owed to a phone that got the one
    before it. Nothing is owed to a phone whose push-to-start token died, at any time (we do not
@@ -150,6 +151,8 @@ class MatchFacts:
     over: frozenset[int] = frozenset()
     alerts: Mapping[tuple[int, int], Mapping[int, float]] = field(default_factory=dict)
     """(fixture, generation) → alert version → when its fan-out first claimed a target."""
+    over_at: Mapping[int, float] = field(default_factory=dict)
+    """Over fixture → epoch of its board's last change (its end, or a later correction)."""
 
 
 def parse_line(line: str) -> Push | Unregister | None:
@@ -357,6 +360,9 @@ class DeviceLedger:
         generation was running and did not end within `GRACE_S`; else the next generation's
         kick-off; None if none came (with no start in the journal at all, Postgres says whether
         the match kicked off)."""
+        over_at = facts.over_at.get(fixture)
+        if over_at is not None and followed_at >= over_at - GRACE_S:
+            return None  # the follow met the match closing (or over): no start is owed
         generations = sorted((g, at) for (f, g), at in self._kickoffs.items() if f == fixture)
         if not generations:
             return followed_at if fixture in facts.kicked_off else None

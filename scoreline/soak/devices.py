@@ -368,7 +368,10 @@ class DevicePart:
             connection = await _connect(self._targets.database_url)
             try:
                 states = await connection.fetch(
-                    "SELECT id, state FROM fixture WHERE id = ANY($1::bigint[])", list(self._fixtures)
+                    """SELECT f.id, f.state, extract(epoch FROM b.updated_at)::float8 AS board_at
+                       FROM fixture f LEFT JOIN scoreboard b ON b.fixture_id = f.id
+                       WHERE f.id = ANY($1::bigint[])""",
+                    list(self._fixtures),
                 )
                 alerts = await connection.fetch(
                     """SELECT fixture_id, event_key, min(target) AS target,
@@ -445,6 +448,11 @@ def _match_facts(
     return MatchFacts(
         kicked_off=frozenset(int(row["id"]) for row in states if row["state"] in KICKED_OFF_STATES),
         over=frozenset(int(row["id"]) for row in states if row["state"] in OVER_STATES),
+        over_at={
+            int(row["id"]): float(row["board_at"])
+            for row in states
+            if row["state"] in OVER_STATES and row["board_at"] is not None
+        },
         alerts=moments,
     )
 

@@ -73,16 +73,21 @@ def replay_speed(recordings: Sequence[Path], window: float) -> float:
     return max(1.0, round(end / (window * PLAY_SHARE), 1))
 
 
-def tuning() -> tuple[tuple[str, str], ...]:
-    """The workers' intervals for a replay tens of times faster than real time (the demo's, and
-    cricket's rechecks and stumps shortened the same way)."""
+def tuning(speed: float, environment: Settings) -> tuple[tuple[str, str], ...]:
+    """The workers' intervals for a replay `speed` times faster than real time: the demo's polling,
+    and cricket's post-match rechecks on the replay's clock (the provider edits balls hours after
+    `Finished`; at real intervals the soak would end before the recheck that sees the edit)."""
+    rechecks = ",".join(
+        f"{max(1, round(recheck.total_seconds() * 1000 / speed))}ms"
+        for recheck in environment.cricket_post_match_rechecks
+    )
     return (
         ("POLL_INTERVAL_LIVE", "500ms"),
         ("POLL_INTERVAL_IDLE", "1s"),
         ("RECONCILE_INTERVAL", "10s"),
         ("FULL_TIME_SETTLE", "10s"),
         ("CRICKET_STUMPS_INTERVAL", "2s"),
-        ("CRICKET_POST_MATCH_RECHECKS", "10s,30s"),
+        ("CRICKET_POST_MATCH_RECHECKS", rechecks or "off"),
         ("PROVIDER_HOURLY_BUDGET", str(UNLIMITED_PROVIDER)),
     )
 
@@ -98,7 +103,8 @@ async def run_soak(
     speed = replay_speed(options.recordings, window)
     prepare = PREPARE_SECONDS + PREPARE_PER_DEVICE * options.devices
     stack = SoakStack(
-        soak_options(options.data_dir, options.recordings, speed, prepare, tuning()), environment
+        soak_options(options.data_dir, options.recordings, speed, prepare, tuning(speed, environment)),
+        environment,
     )
     began = time.monotonic()
     try:

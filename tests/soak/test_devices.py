@@ -407,3 +407,18 @@ async def test_a_call_moves_on_from_a_dead_process_and_retries_until_an_answer(
     assert answer is not None and answer.status_code == 404
     assert seen == ["dead", "alive", "other", "other"]
     assert stopped is None
+
+
+def test_a_follow_after_postgres_shows_the_match_over_is_owed_no_start() -> None:
+    """The soak of 2026-12-02 (seed 3): 412 phones followed a desk cricket match in the minutes
+    after it ended; its end reached no phone, so the journal showed the generation still running
+    and every one of them was reported "start never reached the phone". Postgres' last change
+    of the over match now bounds when a follow can still be started."""
+    other = phone(name="phone-2", starter=OTHER_STARTER, activity=OTHER_ACTIVITY)
+    after_the_end = phone(activity=None, followed_at=T0 + 200)
+    kicked_off = [start(1, T0 + 1, token=OTHER_STARTER)]
+    over = MatchFacts(kicked_off=frozenset({FIXTURE}), over=frozenset({FIXTURE}), over_at={FIXTURE: T0 + 100})
+    still_playing = MatchFacts(kicked_off=frozenset({FIXTURE}))
+
+    assert START_MISSING not in judge([after_the_end, other], kicked_off, over)
+    assert judge([after_the_end, other], kicked_off, still_playing) == [START_MISSING]
