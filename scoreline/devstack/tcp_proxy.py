@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+from sqlalchemy.engine import make_url
+
 from scoreline.devstack.ports import free_port
 
 
@@ -20,6 +22,17 @@ class CuttableProxy:
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self._pipes: set[asyncio.Task[None]] = set()
+
+    @classmethod
+    def to_database(cls, database_url: str) -> CuttableProxy:
+        """A proxy to the Postgres server of `database_url` (not started yet)."""
+        url = make_url(database_url)
+        return cls(url.host or "127.0.0.1", url.port or 5432)
+
+    def database_url(self, database_url: str) -> str:
+        """`database_url` reaching its database through this proxy."""
+        url = make_url(database_url).set(host="127.0.0.1", port=self.port)
+        return url.render_as_string(hide_password=False)
 
     async def start(self) -> None:
         await self.restore()

@@ -21,7 +21,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import redis.asyncio as aioredis
-from sqlalchemy.engine import make_url
 
 from scoreline.devstack import health
 from scoreline.devstack.ports import choose_port, free_port
@@ -64,10 +63,9 @@ class SoakStack(DevStack):
         return ("--journal-file", str(self.apns_journal))
 
     async def _start_worker(self) -> None:
-        database = make_url(self.child_env["DATABASE_URL"])
-        self.proxy = CuttableProxy(database.host or "127.0.0.1", database.port or 5432)
+        self.proxy = CuttableProxy.to_database(self.child_env["DATABASE_URL"])
         await self.proxy.start()
-        through_proxy = database.set(port=self.proxy.port).render_as_string(hide_password=False)
+        through_proxy = self.proxy.database_url(self.child_env["DATABASE_URL"])
         for name in WORKERS:
             child = self._scoreline(name, "worker")
             overrides = {"WORKER_METRICS_ADDRESS": f"127.0.0.1:{free_port()}"}

@@ -185,13 +185,10 @@ async def test_the_commit_database_down_gives_try_again_and_the_resend_is_accept
     settings: Settings, database_url: str, temporal_client: Client
 ) -> None:
     await spread_fixture_ids(database_url)
-    url = make_url(database_url)
-    proxy = CuttableProxy(url.host or "127.0.0.1", url.port or 5432)
+    proxy = CuttableProxy.to_database(database_url)
     await proxy.start()
     tuned = road_settings(settings)
-    through_proxy = tuned.model_copy(
-        update={"database_url": url.set(port=proxy.port).render_as_string(hide_password=False)}
-    )
+    through_proxy = tuned.model_copy(update={"database_url": proxy.database_url(database_url)})
     patient = tuned.model_copy(update={"command_answer_timeout": timedelta(seconds=20)})
     async with (
         running_worker(temporal_client, through_proxy),

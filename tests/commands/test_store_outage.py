@@ -10,7 +10,6 @@ the tap refused: the tap was lost. A store out of reach is now 503 `unavailable`
 from __future__ import annotations
 
 import httpx
-from sqlalchemy.engine import make_url
 
 from api.app import create_app
 from scoreline.devstack.tcp_proxy import CuttableProxy
@@ -24,11 +23,10 @@ async def test_a_command_and_a_registration_are_answered_503_unavailable_while_p
 ) -> None:
     fixture_id = await road.fixture()
     token = await road.desk(fixture_id)
-    url = make_url(settings.require_database_url())
-    proxy = CuttableProxy(url.host or "127.0.0.1", url.port or 5432)
+    proxy = CuttableProxy.to_database(settings.require_database_url())
     await proxy.start()
     through_proxy = road_settings(settings).model_copy(
-        update={"database_url": url.set(port=proxy.port).render_as_string(hide_password=False)}
+        update={"database_url": proxy.database_url(settings.require_database_url())}
     )
     try:
         async with (
