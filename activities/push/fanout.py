@@ -153,16 +153,17 @@ class _Fanout:
             payload_bytes=len(bodies[0]) if bodies else None,
         )
         started = time.monotonic()
+        state = payload["aps"]["content-state"]
         try:
             async with self._heartbeating():
-                await self._walk(bodies, payload["aps"]["content-state"])
+                await self._walk(bodies, state)
+                if self.push.kind == "end":
+                    await self._close(bodies, state)
         except asyncio.CancelledError:
             self.log.warning(
                 "push.fanout_stopped", cursor=self.cursor, seconds=round(time.monotonic() - started, 3)
             )
             raise
-        if self.push.kind == "end":
-            await self.store.close_remaining()
         result = await self.store.totals(self.deferred)
         took = time.monotonic() - started
         metrics().push_fanout_duration.record(timedelta(seconds=took), {"kind": self.push.kind})
@@ -208,6 +209,20 @@ class _Fanout:
         except BaseException:
             await self._unwind(upcoming, [sending for _, sending in in_flight], writing)
             raise
+
+    async def _close(self, bodies: tuple[bytes, ...], state: dict[str, object]) -> None:
+        """After an `end`'s walk: nothing of the fixture is left running.
+
+        A phone can report its activity's update token while the walk runs, past the batch that
+        would have held it (the soak found those activities marked ended, never sent the end). So
+        the walk closes what it reached and what has no token yet (whose late report is refused),
+        then walks again: only activities that became reachable meanwhile are left, and after that
+        first close none can become so.
+        """
+        await self.store.close_remaining()
+        self.cursor = self.store.first_cursor
+        await self._walk(bodies, state)
+        await self.store.close_remaining()
 
     async def _prepare(self, after: str, state: dict[str, object]) -> _Prepared:
         """Load the batch after `after`, ask pacing about each target, claim those due now."""

@@ -216,16 +216,29 @@ class PushStore:
             await self._apply(conn, results)
 
     async def close_remaining(self) -> None:
-        """After `end`: every activity of the fixture still pending or active is over, up to the
-        push's generation (a newer one, started meanwhile for a new follower, stays)."""
+        """After an `end`'s walk: every activity of the fixture still pending or active, up to the
+        push's generation (a newer one, started meanwhile for a new follower, stays), is over,
+        except one this push could still reach and has not tried (a running activity with a live
+        token of this push's environment and no `effect_log` row): the next walk sends it the end.
+
+        Row locks order this against a token report (`report_activity_token`): a report that
+        commits first makes its activity reachable; one that comes after finds it ended."""
         async with self._engine.begin() as conn:
             await conn.execute(
                 text(
-                    """UPDATE live_activity SET status = 'ended', ended_at = COALESCE(ended_at, now()),
-                    updated_at = now() WHERE fixture_id = :fixture_id AND status IN ('pending', 'active')
-                      AND generation <= :generation"""
+                    """UPDATE live_activity la SET status = 'ended', ended_at = COALESCE(la.ended_at, now()),
+                        updated_at = now()
+                    WHERE la.fixture_id = :fixture_id AND la.status IN ('pending', 'active')
+                      AND la.generation <= :generation
+                      AND NOT (
+                          la.status = 'active' AND la.push_token_active AND la.push_token IS NOT NULL
+                          AND EXISTS (SELECT 1 FROM device d
+                                      WHERE d.id = la.device_id AND d.environment = :environment)
+                          AND NOT EXISTS (SELECT 1 FROM effect_log e
+                                          WHERE e.fixture_id = :fixture_id AND e.event_key = :event_key
+                                            AND e.effect = :effect AND e.target = la.id::text))"""
                 ),
-                {"fixture_id": self._push.fixture_id, "generation": self._push.generation},
+                {**self._scope, **self._gate},
             )
 
     async def totals(self, deferred: int) -> PushResult:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections import Counter
 from dataclasses import replace
@@ -21,6 +22,7 @@ from activities.push.store import PushStore
 from domain.failures import APNS_CONFIG_ERROR
 from domain.moments import KeyMoment
 from domain.pushes import LiveState, PushInput, PushResult
+from scoreline.devices.store import ActivityEndedError, report_activity_token
 from tests.push import seed
 from tests.push.simulator import PushSim
 from tests.push.workflow import PushOnceWorkflow, push_worker
@@ -357,3 +359,50 @@ async def test_an_end_claimed_by_an_attempt_that_died_is_sent_by_the_next(
     pushes = await sim.pushes()
     assert by_token([p for p in pushes if p["status"] == 200]) == {a.push_token: 1 for a in running}
     assert (result.sent, result.in_doubt) == (20, 0)
+
+
+async def test_an_activity_reporting_its_token_while_the_end_fans_out_is_sent_the_end(
+    temporal_client: Client,
+    task_queue: str,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    fanout_config: FanoutConfig,
+    sim: PushSim,
+    db: asyncpg.Connection,
+) -> None:
+    """The soak of 2026-12-02 (seed 4): a phone whose push-to-start had just arrived reported its
+    update token while the match's `end` fanned out, after the walk had loaded its batch. The
+    fan-out's last step marked that activity ended though no end was ever sent to it, and its
+    lock screen showed the match live for hours. The end now reaches an activity that became
+    reachable during the walk; one still without a token is closed (its late report is refused
+    409, and the app ends it itself)."""
+    await seed.fixture(db)
+    (running,) = await seed.running_activities(db, 1)
+    late, silent = await seed.followers(db, 2)
+    for follower in (late, silent):
+        await db.execute(
+            """INSERT INTO live_activity (device_id, fixture_id, status, started_at)
+            VALUES ($1, $2, 'pending', now())""",
+            follower.device_id,
+            seed.FIXTURE_ID,
+        )
+    await sim.fault(latency_ms=3000, count=1)
+    end = push("end", version=9, key="full_time")
+    late_token = seed.apns_token()
+    async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
+        handle = await temporal_client.start_workflow(
+            PushOnceWorkflow.run, end, id=f"push-{uuid.uuid4()}", task_queue=task_queue
+        )
+        while not await db.fetchval("SELECT count(*) FROM effect_log WHERE outcome->>'state' = 'claimed'"):
+            await asyncio.sleep(0.05)
+        # The running activity's end is in flight (3 s): the walk has loaded every batch.
+        await report_activity_token(engine, late.device_id, seed.FIXTURE_ID, late_token)
+        result = await handle.result()
+
+    pushes = await sim.pushes()
+    assert by_token([p for p in pushes if p["status"] == 200]) == {running.push_token: 1, late_token: 1}
+    assert (result.sent, result.in_doubt) == (2, 0)
+    statuses = await db.fetch("SELECT device_id, status FROM live_activity")
+    assert {r["status"] for r in statuses} == {"ended"}
+    with pytest.raises(ActivityEndedError):
+        await report_activity_token(engine, silent.device_id, seed.FIXTURE_ID, seed.apns_token())
