@@ -41,3 +41,8 @@ PLAYING_STATES = frozenset(
 
 STARTED_STATES = PLAYING_STATES | BREAK_STATES | OVERNIGHT_STATES | OVER_STATES
 """Once a match is in one of these, its followers' Live Activities have been started."""
+
+HALTED_STATES = frozenset({MatchState.INTERRUPTED, MatchState.SUSPENDED})
+"""Play stopped after it began (rain, bad light, crowd trouble), to go on later. Not in
+`STARTED_STATES`, which recorded workflow histories were decided with; a follower who follows
+while play is halted is owed a Live Activity all the same."""

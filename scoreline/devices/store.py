@@ -16,7 +16,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.failures import UnknownFixture
-from domain.states import OVER_STATES, OVERNIGHT_STATES, STARTED_STATES
+from domain.states import HALTED_STATES, OVER_STATES, OVERNIGHT_STATES, STARTED_STATES
 from scoreline.devices.tokens import hash_token, matches, new_token
 
 Environment = Literal["sandbox", "production"]
@@ -174,11 +174,11 @@ async def expire_followers_mark(engine: AsyncEngine, fixture_id: int) -> None:
 async def claim_stale_followers_marks(engine: AsyncEngine) -> list[int]:
     """Live matches whose followers have waited past `RESIGNAL_AFTER_SECONDS` without a walk (the
     signal was lost and no one followed since): their marks are renewed, and the caller signals
-    them. Marks of matches that are over are dropped: no Live Activity is started any more. Those
-    of a match at stumps wait: no activity starts overnight, and the start when play resumes
-    walks every follower (its run clears the mark)."""
+    them (a match halted by rain included). Marks of matches that are over are dropped: no Live
+    Activity is started any more. Those of a match at stumps wait: no activity starts overnight,
+    and the start when play resumes walks every follower (its run clears the mark)."""
     over = [state.value for state in OVER_STATES]
-    live = [state.value for state in STARTED_STATES - OVER_STATES - OVERNIGHT_STATES]
+    live = [state.value for state in (STARTED_STATES | HALTED_STATES) - OVER_STATES - OVERNIGHT_STATES]
     async with engine.begin() as conn:
         await conn.execute(
             text(

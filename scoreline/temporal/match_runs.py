@@ -30,7 +30,7 @@ from domain.failures import UnknownFixture
 from domain.progress import FixtureSource, MatchProgress
 from domain.rules import Mode
 from domain.snapshot import MatchState
-from domain.states import OVER_STATES, STARTED_STATES
+from domain.states import HALTED_STATES, OVER_STATES, STARTED_STATES
 from scoreline.db.tables import fixture, live_activity, scoreboard
 from scoreline.settings import Settings
 from workflows.match_types import FOLLOWERS_CHANGED, MATCH_WORKFLOW, MatchInput, MatchOptions, MatchOutcome
@@ -75,6 +75,11 @@ class MatchFacts:
     @property
     def over(self) -> bool:
         return self.progress.state in OVER_STATES
+
+    @property
+    def kicked_off(self) -> bool:
+        """Play began: it goes on, stands halted (rain) or is over."""
+        return self.progress.state in STARTED_STATES | HALTED_STATES
 
     def start_input(self, options: MatchOptions) -> MatchInput:
         started = self.progress.state in STARTED_STATES
@@ -180,9 +185,9 @@ class MatchRuns:
     async def tell_followers_changed(self, fixture_id: int) -> None:
         """Signal a match that kicked off that it has followers waiting, starting its run if none
         is running. Before kick-off nothing is sent (the kick-off's walk starts every follower),
-        nor for a match that is over (no Live Activity to start)."""
+        nor for a match that is over (no Live Activity to start); a match halted by rain is told."""
         facts = await self.facts(fixture_id)
-        if facts.over or facts.progress.state not in STARTED_STATES:
+        if facts.over or not facts.kicked_off:
             return
         await self.client.start_workflow(**self._start(facts), start_signal=FOLLOWERS_CHANGED)
 
