@@ -15,17 +15,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import asyncpg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
-from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from scoreline.logging import get_logger
+from scoreline.outages import is_outage
 from scoreline.tracing import current_trace_id
 
 _CODES = {
@@ -45,33 +42,6 @@ _CODES = {
 log = get_logger("api.errors")
 
 OUTAGE_RETRY_AFTER_SECONDS = 1
-
-
-def is_outage(error: BaseException) -> bool:
-    """A store that cannot be reached, rather than a request or a query gone wrong: a refused or
-    broken connection, or a driver error raised because the connection was lost."""
-    if isinstance(error, OSError | RedisConnectionError | RedisTimeoutError):
-        return True
-    if isinstance(error, DBAPIError):
-        return error.connection_invalidated or _lost_connection(error)
-    return False
-
-
-def _lost_connection(error: DBAPIError) -> bool:
-    """asyncpg's connection errors arrive wrapped in the dialect's own error (as its cause)."""
-    cause: BaseException | None = error.orig
-    while cause is not None:
-        if isinstance(cause, (OSError, *_ASYNCPG_CONNECTION_ERRORS)):
-            return True
-        cause = cause.__cause__
-    return False
-
-
-_ASYNCPG_CONNECTION_ERRORS = (
-    asyncpg.exceptions.ConnectionDoesNotExistError,
-    asyncpg.exceptions.PostgresConnectionError,
-    asyncpg.exceptions.CannotConnectNowError,
-)
 
 
 class ApiError(Exception):

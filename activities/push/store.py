@@ -15,7 +15,9 @@ costs a few dozen round trips, not tens of thousands.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -28,11 +30,16 @@ from activities.push.delivery import Delivery
 from activities.push.pacing import LastSent
 from activities.push.payloads import FixtureNames
 from domain.pushes import PushInput, PushResult
+from scoreline.outages import is_outage
 
 FIRST_DEVICE = str(uuid.UUID(int=0))
 """Cursor before every device id (`start` walks followers by device id)."""
 FIRST_ACTIVITY = "0"
 """Cursor before every live activity id (`update` and `end` walk activities by id)."""
+SETTLE_PATIENCE_S = 30.0
+"""How long outcomes wait for Postgres to come back (a restart takes seconds) before the attempt fails."""
+SETTLE_RETRY_S = (0.2, 5.0)
+"""First and longest wait between two tries of a settlement."""
 
 
 @dataclass(frozen=True)
@@ -196,24 +203,61 @@ class PushStore:
         return newest is None or int(newest) <= self._push.timestamp
 
     async def settle(self, results: list[tuple[Target, Delivery]], trace_id: str | None) -> None:
-        """Write the outcomes, every attempt, and what they mean for tokens and activities."""
+        """Write the outcomes, every attempt, and what they mean for tokens and activities.
+
+        Only this attempt knows them: a claim it leaves unsettled is in doubt for good (a start is
+        then never sent; the soak found a Postgres restart during an APNs 500 burst leaving the
+        followers it hit without a Live Activity). So a write that fails because Postgres is out
+        of reach is tried again for up to `SETTLE_PATIENCE_S`; each retry first looks whether the
+        commit it lost went through."""
         if not results:
             return
-        async with self._engine.begin() as conn:
-            kept = [(t, d) for t, d in results if d.outcome != "released"]
-            released = [t.key for t, d in results if d.outcome == "released"]
-            if kept:
-                await self._set_outcomes(conn, [t.key for t, _ in kept], [_outcome(d) for _, d in kept])
-            if released:
-                await conn.execute(
-                    text(
-                        """DELETE FROM effect_log WHERE fixture_id = :fixture_id AND event_key = :event_key
-                        AND effect = :effect AND target = ANY(CAST(:targets AS text[]))"""
-                    ),
-                    {**self._gate, "targets": released},
-                )
-            await self._record_attempts(conn, results, trace_id)
-            await self._apply(conn, results)
+        deadline = time.monotonic() + SETTLE_PATIENCE_S
+        delay = SETTLE_RETRY_S[0]
+        retry = False
+        while True:
+            try:
+                async with self._engine.begin() as conn:
+                    if retry and await self._settled(conn, results[0]):
+                        return
+                    await self._write_settlement(conn, results, trace_id)
+                return
+            except (OSError, SQLAlchemyError) as error:
+                if not is_outage(error) or time.monotonic() + delay > deadline:
+                    raise
+            retry = True
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, SETTLE_RETRY_S[1])
+
+    async def _settled(self, conn: AsyncConnection, probe: tuple[Target, Delivery]) -> bool:
+        """Whether a settlement holding `probe` was committed already (its claim is gone: released,
+        or replaced by the outcome)."""
+        state = await conn.scalar(
+            text(
+                """SELECT outcome->>'state' FROM effect_log WHERE fixture_id = :fixture_id
+                AND event_key = :event_key AND effect = :effect AND target = :target"""
+            ),
+            {**self._gate, "target": probe[0].key},
+        )
+        return bool(state != "claimed")
+
+    async def _write_settlement(
+        self, conn: AsyncConnection, results: list[tuple[Target, Delivery]], trace_id: str | None
+    ) -> None:
+        kept = [(t, d) for t, d in results if d.outcome != "released"]
+        released = [t.key for t, d in results if d.outcome == "released"]
+        if kept:
+            await self._set_outcomes(conn, [t.key for t, _ in kept], [_outcome(d) for _, d in kept])
+        if released:
+            await conn.execute(
+                text(
+                    """DELETE FROM effect_log WHERE fixture_id = :fixture_id AND event_key = :event_key
+                    AND effect = :effect AND target = ANY(CAST(:targets AS text[]))"""
+                ),
+                {**self._gate, "targets": released},
+            )
+        await self._record_attempts(conn, results, trace_id)
+        await self._apply(conn, results)
 
     async def close_remaining(self) -> None:
         """After an `end`'s walk: every activity of the fixture still pending or active, up to the

@@ -1,0 +1,39 @@
+"""Telling a store out of reach (restarting, a network cut) from a request or query gone wrong.
+
+The API answers the first 503 with `Retry-After` instead of 500; the push fan-out waits it out
+before it writes outcomes only it knows.
+"""
+
+from __future__ import annotations
+
+import asyncpg
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from sqlalchemy.exc import DBAPIError
+
+
+def is_outage(error: BaseException) -> bool:
+    """A store that cannot be reached, rather than a request or a query gone wrong: a refused or
+    broken connection, or a driver error raised because the connection was lost."""
+    if isinstance(error, OSError | RedisConnectionError | RedisTimeoutError):
+        return True
+    if isinstance(error, DBAPIError):
+        return error.connection_invalidated or _lost_connection(error)
+    return False
+
+
+def _lost_connection(error: DBAPIError) -> bool:
+    """asyncpg's connection errors arrive wrapped in the dialect's own error (as its cause)."""
+    cause: BaseException | None = error.orig
+    while cause is not None:
+        if isinstance(cause, (OSError, *_ASYNCPG_CONNECTION_ERRORS)):
+            return True
+        cause = cause.__cause__
+    return False
+
+
+_ASYNCPG_CONNECTION_ERRORS = (
+    asyncpg.exceptions.ConnectionDoesNotExistError,
+    asyncpg.exceptions.PostgresConnectionError,
+    asyncpg.exceptions.CannotConnectNowError,
+)

@@ -1,0 +1,62 @@
+"""A fan-out's outcomes outlast a Postgres outage: they are known only to the attempt that sent."""
+
+from __future__ import annotations
+
+import asyncio
+
+import asyncpg
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from activities.push.delivery import Delivery
+from activities.push.fanout import FanoutConfig
+from activities.push.store import PushStore
+from domain.pushes import LiveState, PushInput
+from scoreline.db.engine import create_engine
+from scoreline.devstack.tcp_proxy import CuttableProxy
+from tests.push import seed
+
+END = PushInput(
+    fixture_id=seed.FIXTURE_ID,
+    event_key="full_time",
+    kind="end",
+    state=LiveState(home=2, away=1, state="finished", minute=90, version=30),
+    timestamp=1_790_000_000,
+)
+
+
+async def test_outcomes_written_while_postgres_is_out_of_reach_are_kept_until_it_is_back(
+    engine: AsyncEngine, database_url: str, fanout_config: FanoutConfig, db: asyncpg.Connection
+) -> None:
+    """The soak of 2026-12-02 (seed 5): a fan-out that had claimed its followers' starts lost
+    Postgres for 4 s (a restart) just as it wrote the answers; the attempt failed, its retry found
+    the claims of an attempt that died and marked them in doubt, and those followers never got a
+    Live Activity. The write now waits Postgres out (its connection cut here by a proxy) and
+    settles every claim."""
+    await seed.fixture(db)
+    await seed.running_activities(db, 3)
+    store = PushStore(engine, END, fanout_config.environment)
+    batch = await store.load(store.first_cursor, 10)
+    claimed = await store.claim(batch.targets, [], "attempt-1", {"version": 30})
+    assert len(claimed) == 3
+
+    proxy = CuttableProxy.to_database(database_url)
+    await proxy.start()
+    cut_off = create_engine(proxy.database_url(database_url), pool_size=2, pre_ping=False)
+    try:
+        writer = PushStore(cut_off, END, fanout_config.environment)
+        await proxy.cut()
+        settling = asyncio.create_task(
+            writer.settle([(target, Delivery("sent", (), status=200)) for target in claimed], None)
+        )
+        await asyncio.sleep(1.5)
+        assert not settling.done(), "the write waits for Postgres"
+        await proxy.restore()
+        async with asyncio.timeout(20):
+            await settling
+    finally:
+        await cut_off.dispose()
+        await proxy.cut()
+
+    states = await db.fetch("SELECT outcome->>'state' AS state FROM effect_log")
+    assert [r["state"] for r in states] == ["sent"] * 3
+    assert {r["status"] for r in await db.fetch("SELECT status FROM live_activity")} == {"ended"}
