@@ -30,9 +30,9 @@ The rules (each violation names fixture, device and token):
    push-to-start token. A confirmed follow is owed a first start, of whichever generation: at
    once if a generation was running then and did not end within `GRACE_S` (a follow that meets
    the match closing may legitimately get none: the design starts followers "at once" only while
-   it plays; Postgres' last change of an over match bounds that too, since an end that reached no
-   phone leaves no mark in the journal), else at the next generation's kick-off (a Test followed overnight starts when play
-   resumes); with no start in the journal at all, when Postgres says the match kicked off. It is
+   it plays; the moment Postgres shows the match became over bounds that too, since an end that
+   reached no phone leaves no mark in the journal), else at the next generation's kick-off (a
+   Test followed overnight starts when play resumes); with no start in the journal at all, when Postgres says the match kicked off. It is
    judged `GRACE_S` after that moment. Each later generation is owed to a phone that got the one
    before it. Nothing is owed to a phone whose push-to-start token died, at any time (we do not
    try to tell whether the start was owed before the death), nor after the phone deleted the app.
@@ -152,7 +152,9 @@ class MatchFacts:
     alerts: Mapping[tuple[int, int], Mapping[int, float]] = field(default_factory=dict)
     """(fixture, generation) → alert version → when its fan-out first claimed a target."""
     over_at: Mapping[int, float] = field(default_factory=dict)
-    """Over fixture → epoch of its board's last change (its end, or a later correction)."""
+    """Over fixture → epoch of its first change to an over state (not of the board's last
+    change: a ball corrected after the result moves that, and seed 5 judged 647 follows of a
+    finished match as owed a start)."""
 
 
 def parse_line(line: str) -> Push | Unregister | None:

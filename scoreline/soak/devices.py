@@ -57,7 +57,9 @@ from scoreline.soak.model import CheckResult, SoakFixtures, SoakTargets, Violati
 log = get_logger("scoreline.soak.devices")
 
 IN_FLIGHT = 50
-"""Device API calls at once, across all phones."""
+"""Registration and follow calls at once, across all phones; as many token reports again, apart:
+an app reports its token the moment its activity starts, whatever other phones are doing (sharing
+one limit, 10,000 phones joining under faults held every report back for the whole of seed 5)."""
 TOKEN_BYTES = 80
 """Live-Activity-length APNs tokens (160 hex digits), like the real ones."""
 DELETING_SHARE = 0.01
@@ -175,7 +177,8 @@ class DevicePart:
             self._plan(n, random.Random(rng.getrandbits(64)), n in deleting) for n in range(devices)
         ]
         self._by_starter = {phone.push_to_start_token: phone for phone in self._phones}
-        self._in_flight = asyncio.Semaphore(IN_FLIGHT)
+        self._joining = asyncio.Semaphore(IN_FLIGHT)
+        self._reporting = asyncio.Semaphore(IN_FLIGHT)
         self._tasks: set[asyncio.Task[None]] = set()
         self._refused_reports = 0
 
@@ -194,7 +197,7 @@ class DevicePart:
     async def run(self, stop: asyncio.Event) -> None:
         """Join the phones while following the journal, until `stop`; never raises for the stack's
         faults (every call is retried until it has an answer or the run stops)."""
-        limits = httpx.Limits(max_connections=IN_FLIGHT * 2, max_keepalive_connections=IN_FLIGHT)
+        limits = httpx.Limits(max_connections=IN_FLIGHT * 3, max_keepalive_connections=IN_FLIGHT * 2)
         async with httpx.AsyncClient(timeout=REQUEST_TIMEOUT_S, limits=limits) as client:
             api = _Api(client, self._targets.api_urls, stop)
             admin = _Api(client, (self._targets.apns_admin_url,), stop)
@@ -246,7 +249,7 @@ class DevicePart:
             await _sleep_unless(stop, FOLLOW_AGAIN_S)
 
     async def _join(self, api: _Api, phone: _Phone) -> None:
-        async with self._in_flight:
+        async with self._joining:
             if phone.device_id is None:
                 await self._register(api, phone)
             if phone.device_id is None:
@@ -326,7 +329,7 @@ class DevicePart:
         fixture, generation = key
         token = phone.new_token()
         phone.issued.append(token)
-        async with self._in_flight:
+        async with self._reporting:
             response = await api.call(
                 phone.jitter,
                 "PUT",
@@ -367,11 +370,15 @@ class DevicePart:
         async with asyncio.timeout(DATABASE_TIMEOUT_S):
             connection = await _connect(self._targets.database_url)
             try:
+                # When each match became over: its first change to an over state (the board's own
+                # stamp moves with every later edit, like a ball corrected after the result).
                 states = await connection.fetch(
-                    """SELECT f.id, f.state, extract(epoch FROM b.updated_at)::float8 AS board_at
-                       FROM fixture f LEFT JOIN scoreboard b ON b.fixture_id = f.id
-                       WHERE f.id = ANY($1::bigint[])""",
+                    """SELECT f.id, f.state,
+                              (SELECT extract(epoch FROM min(e.created_at))::float8 FROM domain_event e
+                               WHERE e.fixture_id = f.id AND e.payload->>'state' = ANY($2::text[])) AS over_at
+                       FROM fixture f WHERE f.id = ANY($1::bigint[])""",
                     list(self._fixtures),
+                    [state.value for state in OVER_STATES],
                 )
                 alerts = await connection.fetch(
                     """SELECT fixture_id, event_key, min(target) AS target,
@@ -449,9 +456,9 @@ def _match_facts(
         kicked_off=frozenset(int(row["id"]) for row in states if row["state"] in KICKED_OFF_STATES),
         over=frozenset(int(row["id"]) for row in states if row["state"] in OVER_STATES),
         over_at={
-            int(row["id"]): float(row["board_at"])
+            int(row["id"]): float(row["over_at"])
             for row in states
-            if row["state"] in OVER_STATES and row["board_at"] is not None
+            if row["state"] in OVER_STATES and row["over_at"] is not None
         },
         alerts=moments,
     )
