@@ -73,13 +73,33 @@ def replay_speed(recordings: Sequence[Path], window: float) -> float:
     return max(1.0, round(end / (window * PLAY_SHARE), 1))
 
 
-def tuning(speed: float, environment: Settings) -> tuple[tuple[str, str], ...]:
+def post_match_rechecks(speed: float, environment: Settings, window: float) -> tuple[float, ...]:
+    """Cricket's post-match rechecks (seconds, each after the one before) on the replay's clock,
+    cut to what is left of the window once the recordings have ended.
+
+    The provider edits balls hours after `Finished` (the edits recording: two replay hours). At
+    real intervals the soak would end before the recheck that sees the edit; on the replay's
+    clock alone, the one after it (6 h, the fourth, 7.2 h after the end in all) still fell after
+    the soak had stopped in seed 5. So the waits that fit into `window · (1 - PLAY_SHARE)` are
+    kept and one more fills the rest: any match over by 20 % of the window is fetched again after
+    the recordings' last line, before the window ends."""
+    budget = window * (1 - PLAY_SHARE)
+    waits: list[float] = []
+    for recheck in environment.cricket_post_match_rechecks:
+        wait = recheck.total_seconds() / speed
+        if sum(waits) + wait > budget:
+            break
+        waits.append(wait)
+    if environment.cricket_post_match_rechecks and sum(waits) < budget:
+        waits.append(budget - sum(waits))
+    return tuple(waits)
+
+
+def tuning(speed: float, environment: Settings, window: float) -> tuple[tuple[str, str], ...]:
     """The workers' intervals for a replay `speed` times faster than real time: the demo's polling,
-    and cricket's post-match rechecks on the replay's clock (the provider edits balls hours after
-    `Finished`; at real intervals the soak would end before the recheck that sees the edit)."""
+    and cricket's post-match rechecks (`post_match_rechecks`)."""
     rechecks = ",".join(
-        f"{max(1, round(recheck.total_seconds() * 1000 / speed))}ms"
-        for recheck in environment.cricket_post_match_rechecks
+        f"{max(1, round(wait * 1000))}ms" for wait in post_match_rechecks(speed, environment, window)
     )
     return (
         ("POLL_INTERVAL_LIVE", "500ms"),
@@ -103,7 +123,9 @@ async def run_soak(
     speed = replay_speed(options.recordings, window)
     prepare = PREPARE_SECONDS + PREPARE_PER_DEVICE * options.devices
     stack = SoakStack(
-        soak_options(options.data_dir, options.recordings, speed, prepare, tuning(speed, environment)),
+        soak_options(
+            options.data_dir, options.recordings, speed, prepare, tuning(speed, environment, window)
+        ),
         environment,
     )
     began = time.monotonic()
