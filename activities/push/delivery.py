@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from activities.push.apns import ApnsClient
 from activities.push.connection import MaybeSent, NotSent
+from activities.push.dead_tokens import DeadTokens
 from activities.push.limiter import AdaptiveLimit
 from activities.push.outcomes import Verdict, classify
 from scoreline.metrics.instruments import metrics
@@ -87,12 +89,14 @@ class Sender:
         stopping: asyncio.Event,
         *,
         kind: str,
+        dead: DeadTokens | None = None,
     ) -> None:
         self._client = client
         self._policy = policy
         self._limit = limit
         self._stopping = stopping
         self._kind = kind
+        self._dead = dead or DeadTokens()
 
     async def deliver(
         self,
@@ -110,13 +114,20 @@ class Sender:
         which the device shows once however often it comes) or stop as `in_doubt` (alerts, starts).
         `still_current`: asked before each attempt after the first; once it says no, the push is
         `stale` (the lanes run side by side, so a newer push can claim the activity while this one
-        waits out an outage).
+        waits out an outage). Before each retry the worker's `DeadTokens` is asked too: a token
+        another push found dead meanwhile is `dead` without another request.
         """
         if not bodies:
             return Delivery("rejected", (), reason="PayloadTooLarge")
         attempts: list[AttemptRecord] = []
         level = throttles = errors = 0
+        began = time.monotonic()
         for number in range(1, self._policy.max_attempts + 1):
+            death = self._dead.since(device_token, began) if number > 1 else None
+            if death is not None:
+                return Delivery(
+                    "dead", tuple(attempts), death.status, death.reason, timestamp_ms=death.timestamp_ms
+                )
             if number > 1 and still_current is not None and not await still_current():
                 return Delivery("stale", tuple(attempts), reason="superseded")
             body = bodies[level]
@@ -163,6 +174,7 @@ class Sender:
                 self._limit.succeeded()
                 return final
             if verdict is Verdict.DEACTIVATE:
+                self._dead.record(device_token, answer.status, answer.reason, answer.timestamp_ms)
                 return replace(final, outcome="dead")
             if verdict is Verdict.REJECT:
                 return replace(final, outcome="rejected")

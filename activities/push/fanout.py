@@ -31,6 +31,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.push.apns import ApnsClient
+from activities.push.dead_tokens import DeadTokens
 from activities.push.delivery import Delivery, Sender, SendPolicy
 from activities.push.limiter import AdaptiveLimit
 from activities.push.pacing import decide
@@ -88,7 +89,7 @@ class _Prepared:
 
 
 class PushActivities:
-    """The APNs client and the database, injected once per worker.
+    """The APNs client and the database, injected once per worker, and the worker's `DeadTokens`.
 
     `client` is None on a worker without APNs settings (`APNS_KEY_PATH` unset): a push with no
     target then succeeds with zero counts, one with targets fails for good (`ApnsConfigError`).
@@ -98,20 +99,26 @@ class PushActivities:
         self._engine = engine
         self._client = client
         self._config = config
+        self._dead = DeadTokens()
 
     @activity.defn(name="push_live_activities")
     async def push_live_activities(self, push: PushInput) -> PushResult:
         """Send `push` to every target once; see the module docstring."""
         # The change's own trace (a poll's or a desk request's) wins over the workflow's.
         with bound_trace(push.trace_id) if push.trace_id else contextlib.nullcontext():
-            return await _Fanout(self._engine, self._client, self._config, push).run()
+            return await _Fanout(self._engine, self._client, self._config, self._dead, push).run()
 
 
 class _Fanout:
     """One attempt of the activity."""
 
     def __init__(
-        self, engine: AsyncEngine, client: ApnsClient | None, config: FanoutConfig, push: PushInput
+        self,
+        engine: AsyncEngine,
+        client: ApnsClient | None,
+        config: FanoutConfig,
+        dead: DeadTokens,
+        push: PushInput,
     ) -> None:
         info = activity.info()
         self.push = push
@@ -127,6 +134,7 @@ class _Fanout:
                 AdaptiveLimit(config.concurrency),
                 self.stopping,
                 kind="alert" if push.alert else push.kind,
+                dead=dead,
             )
         )
         self.claimant = f"{info.workflow_run_id}/{info.activity_id}#{info.attempt}"

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import uvloop
 
 from activities.push.apns import ApnsClient
+from activities.push.dead_tokens import DeadTokens
 from activities.push.delivery import Delivery, Sender
 from activities.push.limiter import AdaptiveLimit
 from activities.push.payloads import FixtureNames, build, variants
@@ -171,3 +173,32 @@ async def test_a_retry_is_not_sent_once_a_newer_push_has_claimed_the_activity(
     assert (stale.outcome, [a.status for a in stale.attempts]) == ("stale", [500])
     assert (sent.outcome, [a.status for a in sent.attempts]) == ("sent", [500, 200])
     assert [p["status"] for p in await sim.pushes(superseded)] == [500], "the superseded push was sent again"
+
+
+async def test_a_retry_stops_once_another_push_found_the_token_dead(
+    apns_client: ApnsClient, sim: PushSim
+) -> None:
+    """The soak of 2026-12-02 (seed 6): two matches' push-to-starts for one phone were retrying
+    through a 429 burst when the app was deleted; one got the 410, the other sent to the dead token
+    again 7 s later (the 410 reaches Postgres only with its batch). A retry now asks the worker's
+    memory of dead tokens first."""
+    token = apns_token()
+    dead = DeadTokens()
+    await sim.fault(status=429, reason="TooManyRequests", token=token, count=2)
+    policy = replace(FAST_POLICY, throttle_backoff=2.0, max_backoff=2.0)  # its retry: 1 to 2 s later
+    retrying = asyncio.create_task(
+        Sender(apns_client, policy, AdaptiveLimit(100), asyncio.Event(), kind="start", dead=dead).deliver(
+            token, BODIES, priority=10, expiration=GOAL.timestamp + 900, resend_if_unknown=False
+        )
+    )
+    await asyncio.sleep(0.2)  # its first attempt has had its 429
+    await sim.unregister(token)
+    other = await Sender(
+        apns_client, FAST_POLICY, AdaptiveLimit(100), asyncio.Event(), kind="start", dead=dead
+    ).deliver(token, BODIES, priority=10, expiration=GOAL.timestamp + 900, resend_if_unknown=False)
+    stopped = await retrying
+
+    assert [p["status"] for p in await sim.pushes(token=token)] == [429, 429, 410]
+    assert (other.outcome, other.status) == ("dead", 410)
+    assert (stopped.outcome, stopped.status, stopped.timestamp_ms) == ("dead", 410, other.timestamp_ms)
+    assert [a.status for a in stopped.attempts] == [429]
