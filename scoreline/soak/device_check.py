@@ -38,10 +38,12 @@ The rules (each violation names fixture, device and token):
    try to tell whether the start was owed before the death), nor after the phone deleted the app.
    A start for a fixture the phone never asked to follow is a violation.
 2. **key moments**: an activity gets each key moment of its fixture and generation at most once.
-   It must get the key moments after the state its start showed, up to its end's state, that came
-   either after the first push its token got (from then on Scoreline knew the token: a skipped
-   moment is a lost alert) or more than `GRACE_S` after the phone reported the token (before
-   that, the fan-out may have read its targets before the report). A dead or deleted token owes
+   It must get the key moments after the state its start showed, up to its end's state, whose
+   fan-out began (its first `effect_log` claim) either after APNs took the first push for its
+   token (from then on Scoreline knew the token: a skipped moment is a lost alert; by time, not
+   by version, as an older routine update can reach a new token after a newer moment's walk had
+   passed it) or more than `GRACE_S` after the phone reported the token (before that, the fan-out
+   may have read its targets before the report). A dead or deleted token owes
    only the moments below the newest state it got.
 3. **order**: the pushes APNs answered 200 on one activity token (updates and the end, dropped by
    the phone or not) have non-decreasing `aps.timestamp`.
@@ -209,7 +211,8 @@ class _TokenLog:
     last_timestamp: float | None = None
     disorder: tuple[float, float, int] | None = None
     """The first regression: (newest timestamp before, the older one sent, its seq)."""
-    first_version: int | None = None
+    first_at: float | None = None
+    """When APNs took the first update or end for it: from then on Scoreline knew the token."""
     max_version: int | None = None
     alerts: Counter[int] = field(default_factory=Counter)
     end_versions: list[int | None] = field(default_factory=list)
@@ -279,8 +282,8 @@ class DeviceLedger:
             ):
                 log.disorder = (log.last_timestamp, push.timestamp, push.seq)
             log.last_timestamp = max(push.timestamp, log.last_timestamp or push.timestamp)
+        log.first_at = push.at if log.first_at is None else log.first_at
         if push.version is not None:
-            log.first_version = push.version if log.first_version is None else log.first_version
             log.max_version = max(push.version, log.max_version or push.version)
         if not push.accepted:
             return
@@ -424,7 +427,7 @@ class DeviceLedger:
         gone = log.dead is not None or phone.deleted_at is not None
         due: list[int] = []
         for version, first_at in sorted(moments.items()):
-            known = (log.first_version is not None and version > log.first_version) or (
+            known = (log.first_at is not None and first_at > log.first_at) or (
                 first_at > report.reported_at + GRACE_S
             )
             if (

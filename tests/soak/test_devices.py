@@ -250,6 +250,22 @@ def test_a_key_moment_before_the_token_could_be_known_is_not_owed() -> None:
     assert ALERT_MISSING not in " ".join(judge([phone(), other], after_end))
 
 
+def test_a_key_moment_walked_before_the_token_got_an_older_push_is_not_owed() -> None:
+    """Seed 6: a goal's fan-out (version 103) began at t+20, before this token's first push; then
+    an older routine update (version 101, queued earlier) reached the token at t+22. By version the
+    token looked known before the goal; by time it was not, and the goal's walk had passed it."""
+    other = phone(name="phone-2", starter=OTHER_STARTER, activity=OTHER_ACTIVITY)
+    playing = MatchFacts(kicked_off=frozenset({FIXTURE}))
+    records: list[Push | Unregister] = [
+        start(1, T0 + 1),
+        start(2, T0 + 1, token=OTHER_STARTER),
+        update(3, T0 + 20, 103, token=OTHER_ACTIVITY, alert=True),
+        update(4, T0 + 22, 101, timestamp=T0 + 19),
+    ]
+
+    assert judge([phone(reported_at=T0 + 18), other], records, playing) == []
+
+
 def test_an_update_older_than_one_before_it_is_a_violation() -> None:
     records: list[Push | Unregister] = [
         *match()[:4],
