@@ -8,7 +8,9 @@ one push activity at a time, so that nothing loud ever waits behind something qu
 - **routine**: the latest routine update only (a newer one replaces a waiting one). Its activity may
   hold a push back to respect the per-activity minimum interval; the loud lane goes on meanwhile.
   It never overtakes a loud push stamped before it (`ROUTINE_BEHIND_LOUD_PATCH`): a device keeps
-  the newest state, so a key moment sent after a newer routine state would be dropped unseen;
+  the newest state, so a key moment sent after a newer routine state would be dropped unseen; and
+  a loud update or end queued after it replaces it (`ROUTINE_SUPERSEDED_PATCH`): it carries a
+  newer state, and the two sent side by side reached devices in either order;
 - **new followers**: a flag, not a queue. Followers who came after kick-off are started by one
   walk over the followers who have no Live Activity yet; however many follows arrive during a walk,
   one more walk follows it.
@@ -61,6 +63,10 @@ ROUTINE_BEHIND_LOUD_PATCH = "routine-behind-loud"
 """Runs recorded while a routine update could overtake a queued key moment (whose push then found
 its activities already showing a newer state and was dropped as stale: the alert never showed)
 replay that way."""
+ROUTINE_SUPERSEDED_PATCH = "routine-superseded-by-loud"
+"""Runs recorded while a routine update still waiting behind an older loud push was sent beside a
+newer loud one queued meanwhile (the soak of 2026-12-02, seed 6: the older state reached phones
+after the newer) replay that way."""
 RENEWAL_PATCH = "live-activity-renewal"
 """Runs recorded with one Live Activity per follower for the whole match (no renewal timer, no end
 at stumps) replay that way."""
@@ -119,6 +125,7 @@ class PushQueue:
         self._pushes_patched: bool | None = None
         self._lanes_patched: bool | None = None
         self._behind_loud_patched: bool | None = None
+        self._superseded_patched: bool | None = None
 
     # --- what the workflow tells it ------------------------------------------------------------
 
@@ -314,8 +321,20 @@ class PushQueue:
     def _enqueue(self, push: PushInput) -> None:
         if push.routine:
             self._routine = push
-        else:
-            self._loud.append(push)
+            return
+        self._loud.append(push)
+        if self._supersedes(push):
+            self._routine = None
+
+    def _supersedes(self, loud: PushInput) -> bool:
+        """A loud update or end shows a newer state than the routine update still queued (of its
+        generation or an older one): that one has nothing left to show."""
+        routine = self._routine
+        if routine is None or loud.kind == "start" or loud.generation < routine.generation:
+            return False
+        if self._superseded_patched is None:
+            self._superseded_patched = workflow.patched(ROUTINE_SUPERSEDED_PATCH)
+        return self._superseded_patched and routine.state.version <= loud.state.version
 
     def _followers_due(self) -> bool:
         if self._generations and self.overnight:

@@ -50,7 +50,9 @@ def _line(kickoff: dict[str, Any], t: float, home_goals: int, events: list[dict[
     return line
 
 
-def two_goals_then_routine(directory: Path) -> Path:
+def recorded_lines(steps: list[tuple[float, int, int]]) -> str:
+    """football-basic's header, its line before kick-off and its kick-off, then one line per
+    (t, home goals, goal events so far): a step whose goal events do not grow is a routine change."""
     header, *lines = recording("football-basic").read_text().splitlines()
     records = [json.loads(line) for line in lines]
     before, kickoff = records[0], next(r for r in records if r["t"] == KICKOFF)
@@ -61,15 +63,14 @@ def two_goals_then_routine(directory: Path) -> Path:
         if event["type_id"] == GOAL_TYPE
     ]
     first, second = {**goals[0], "minute": 3}, {**goals[1], "id": goals[0]["id"] + 7_000, "minute": 4}
-    body = [
-        before,
-        kickoff,
-        _line(kickoff, GOAL_A, 1, [first]),
-        _line(kickoff, GOAL_B, 2, [first, second]),
-        _line(kickoff, ROUTINE, 3, [first, second]),
-    ]
+    events = [first, second]
+    body = [before, kickoff, *(_line(kickoff, t, home, events[:count]) for t, home, count in steps)]
+    return "\n".join([header, *(json.dumps(record) for record in body)]) + "\n"
+
+
+def two_goals_then_routine(directory: Path) -> Path:
     path = directory / "football-two-goals-then-routine.jsonl"
-    path.write_text("\n".join([header, *(json.dumps(record) for record in body)]) + "\n")
+    path.write_text(recorded_lines([(GOAL_A, 1, 1), (GOAL_B, 2, 2), (ROUTINE, 3, 2)]))
     return path
 
 
@@ -95,7 +96,7 @@ async def test_both_goal_alerts_reach_the_phone_although_a_routine_update_came_w
                     await asyncio.wait_for(phone.activity_running(), 30)
                     await sim.fault(action="respond", status=500, duration_s=APNS_DOWN_SECONDS)
                     await provider.step_through([GOAL_A, GOAL_B, ROUTINE], polls_per_step=6)
-                    shown = await eventually(lambda: _showing(phone, (3, 0)), within=90)
+                    shown = await eventually(lambda: showing(phone, (3, 0)), within=90)
                     await asyncio.sleep(1.0)  # a push still in flight would arrive now
                     updates = await phone.updates()
                     history = await handle.fetch_history()
@@ -103,15 +104,15 @@ async def test_both_goal_alerts_reach_the_phone_although_a_routine_update_came_w
                     phone.cancel()
                     await handle.terminate("test over")
     await replays_and_keep("match-routine-behind-loud", [MatchWorkflow], history)
-    alerts = [u.score for u in updates if u.alerting and _shown(u)]
+    alerts = [u.score for u in updates if u.alerting and kept(u)]
     assert alerts == [(1, 0), (2, 0)], summary(updates)
-    assert shown.seq == max(u.seq for u in updates if _shown(u)), summary(updates)
+    assert shown.seq == max(u.seq for u in updates if kept(u)), summary(updates)
 
 
-async def _showing(phone: Any, score: tuple[int, int]) -> Delivery | None:
-    return next((u for u in await phone.updates() if u.score == score and _shown(u)), None)
+async def showing(phone: Any, score: tuple[int, int]) -> Delivery | None:
+    return next((u for u in await phone.updates() if u.score == score and kept(u)), None)
 
 
-def _shown(delivery: Delivery) -> bool:
+def kept(delivery: Delivery) -> bool:
     """APNs took it (the fault answered 500 to the others) and the phone kept it."""
     return delivery.status == 200 and delivery.dropped_by_device is None
