@@ -19,8 +19,9 @@ import asyncio
 import json
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
@@ -32,14 +33,17 @@ from activities.push.payloads import FixtureNames
 from domain.pushes import PushInput, PushResult
 from scoreline.outages import is_outage
 
+_T = TypeVar("_T")
+
 FIRST_DEVICE = str(uuid.UUID(int=0))
 """Cursor before every device id (`start` walks followers by device id)."""
 FIRST_ACTIVITY = "0"
 """Cursor before every live activity id (`update` and `end` walk activities by id)."""
-SETTLE_PATIENCE_S = 30.0
-"""How long outcomes wait for Postgres to come back (a restart takes seconds) before the attempt fails."""
-SETTLE_RETRY_S = (0.2, 5.0)
-"""First and longest wait between two tries of a settlement."""
+OUTAGE_PATIENCE_S = 30.0
+"""How long a claim or a settlement waits for Postgres to come back (a restart takes seconds)
+before the attempt fails."""
+OUTAGE_RETRY_S = (0.2, 5.0)
+"""First and longest wait between two tries of one."""
 
 
 @dataclass(frozen=True)
@@ -142,50 +146,63 @@ class PushStore:
         Then it records `stale` ones, inserts the claims, and moves each claimed activity's
         last-sent state (`state`, the content-state) and timestamp forward; a claimed activity that
         meanwhile got a newer state is settled `stale`.
+
+        Its commit can be lost to a Postgres outage after it went through (the soak's cut left a
+        goal's claims with no one to send them, in doubt for good): it is tried again through the
+        outage (`_through_outages`), and claims this attempt already holds count as its own.
         """
+        return await self._through_outages(
+            lambda conn, _: self._claim_in(conn, targets, stale, claimant, state)
+        )
+
+    async def _claim_in(
+        self,
+        conn: AsyncConnection,
+        targets: list[Target],
+        stale: list[Target],
+        claimant: str,
+        state: dict[str, Any],
+    ) -> list[Target]:
         push = self._push
-        async with self._engine.begin() as conn:
-            taken_over = await self._settle_dead_claims(
-                conn, [t.key for t in targets], claimant, push.repeatable
-            )
-            await self._settle_dead_claims(conn, [t.key for t in stale], claimant, take_over=False)
-            if stale:
-                await self._insert_gate(conn, [t.key for t in stale], {"state": "stale"})
-            if not targets:
-                return []
-            new = taken_over | set(
-                await self._insert_gate(conn, [t.key for t in targets], {"state": "claimed", "by": claimant})
-            )
-            claimed = [t for t in targets if t.key in new]
-            if not claimed:
-                return []
-            reserved = set(
-                (
-                    await conn.execute(
-                        text(
-                            """UPDATE live_activity
-                            SET last_timestamp = :timestamp,
-                                last_content_state = CAST(:state AS jsonb),
-                                last_routine_at = CASE WHEN CAST(:routine AS boolean) THEN now() ELSE last_routine_at END,
-                                updated_at = now()
-                            WHERE id = ANY(CAST(:ids AS bigint[]))
-                              AND (last_timestamp IS NULL OR last_timestamp <= :timestamp)
-                              AND COALESCE((last_content_state->>'version')::bigint, -1) <= :version
-                            RETURNING id"""
-                        ),
-                        {
-                            "timestamp": push.timestamp,
-                            "state": json.dumps(state),
-                            "routine": push.routine,
-                            "version": push.state.version,
-                            "ids": [t.live_activity_id for t in claimed],
-                        },
-                    )
-                ).scalars()
-            )
-            overtaken = [t.key for t in claimed if t.live_activity_id not in reserved]
-            if overtaken:
-                await self._set_outcomes(conn, overtaken, [json.dumps({"state": "stale"})] * len(overtaken))
+        keys = [t.key for t in targets]
+        await self._settle_dead_claims(conn, keys, claimant, push.repeatable)
+        await self._settle_dead_claims(conn, [t.key for t in stale], claimant, take_over=False)
+        if stale:
+            await self._insert_gate(conn, [t.key for t in stale], {"state": "stale"})
+        if not targets:
+            return []
+        await self._insert_gate(conn, keys, {"state": "claimed", "by": claimant})
+        held = await self._held(conn, keys, claimant)
+        claimed = [t for t in targets if t.key in held]
+        if not claimed:
+            return []
+        reserved = set(
+            (
+                await conn.execute(
+                    text(
+                        """UPDATE live_activity
+                        SET last_timestamp = :timestamp,
+                            last_content_state = CAST(:state AS jsonb),
+                            last_routine_at = CASE WHEN CAST(:routine AS boolean) THEN now() ELSE last_routine_at END,
+                            updated_at = now()
+                        WHERE id = ANY(CAST(:ids AS bigint[]))
+                          AND (last_timestamp IS NULL OR last_timestamp <= :timestamp)
+                          AND COALESCE((last_content_state->>'version')::bigint, -1) <= :version
+                        RETURNING id"""
+                    ),
+                    {
+                        "timestamp": push.timestamp,
+                        "state": json.dumps(state),
+                        "routine": push.routine,
+                        "version": push.state.version,
+                        "ids": [t.live_activity_id for t in claimed],
+                    },
+                )
+            ).scalars()
+        )
+        overtaken = [t.key for t in claimed if t.live_activity_id not in reserved]
+        if overtaken:
+            await self._set_outcomes(conn, overtaken, [json.dumps({"state": "stale"})] * len(overtaken))
         return [t for t in claimed if t.live_activity_id in reserved]
 
     async def still_claimed(self, target: Target) -> bool:
@@ -208,26 +225,33 @@ class PushStore:
         Only this attempt knows them: a claim it leaves unsettled is in doubt for good (a start is
         then never sent; the soak found a Postgres restart during an APNs 500 burst leaving the
         followers it hit without a Live Activity). So a write that fails because Postgres is out
-        of reach is tried again for up to `SETTLE_PATIENCE_S`; each retry first looks whether the
-        commit it lost went through."""
+        of reach is tried again (`_through_outages`); each retry first looks whether the commit it
+        lost went through."""
         if not results:
             return
-        deadline = time.monotonic() + SETTLE_PATIENCE_S
-        delay = SETTLE_RETRY_S[0]
+
+        async def write(conn: AsyncConnection, retry: bool) -> None:
+            if not (retry and await self._settled(conn, results[0])):
+                await self._write_settlement(conn, results, trace_id)
+
+        await self._through_outages(write)
+
+    async def _through_outages(self, transaction: Callable[[AsyncConnection, bool], Awaitable[_T]]) -> _T:
+        """`transaction(conn, retry)` in one transaction, tried again while Postgres is out of reach
+        (at most `OUTAGE_PATIENCE_S`); `retry` says an earlier try's commit may have gone through."""
+        deadline = time.monotonic() + OUTAGE_PATIENCE_S
+        delay = OUTAGE_RETRY_S[0]
         retry = False
         while True:
             try:
                 async with self._engine.begin() as conn:
-                    if retry and await self._settled(conn, results[0]):
-                        return
-                    await self._write_settlement(conn, results, trace_id)
-                return
+                    return await transaction(conn, retry)
             except (OSError, SQLAlchemyError) as error:
                 if not is_outage(error) or time.monotonic() + delay > deadline:
                     raise
             retry = True
             await asyncio.sleep(delay)
-            delay = min(delay * 2, SETTLE_RETRY_S[1])
+            delay = min(delay * 2, OUTAGE_RETRY_S[1])
 
     async def _settled(self, conn: AsyncConnection, probe: tuple[Target, Delivery]) -> bool:
         """Whether a settlement holding `probe` was committed already (its claim is gone: released,
@@ -395,28 +419,39 @@ class PushStore:
 
     async def _settle_dead_claims(
         self, conn: AsyncConnection, keys: list[str], claimant: str, take_over: bool
-    ) -> set[str]:
-        """Another attempt's claims among `keys`: taken over (returned) with `take_over`, else
+    ) -> None:
+        """Another attempt's claims among `keys`: taken over by `claimant` with `take_over`, else
         marked `in_doubt`."""
         if not keys:
-            return set()
+            return
         outcome = (
             "jsonb_build_object('state', 'claimed', 'by', CAST(:claimant AS text), 'took_over', outcome)"
             if take_over
             else "jsonb_build_object('state', 'in_doubt', 'claim', outcome)"
         )
-        rows = await conn.execute(
+        await conn.execute(
             text(
                 f"""UPDATE effect_log SET outcome = {outcome}
                 WHERE fixture_id = :fixture_id AND event_key = :event_key AND effect = :effect
                   AND target = ANY(CAST(:targets AS text[]))
-                  AND outcome->>'state' = 'claimed' AND outcome->>'by' <> :claimant
-                RETURNING target"""
+                  AND outcome->>'state' = 'claimed' AND outcome->>'by' <> :claimant"""
             ),
             {**self._gate, "targets": keys, "claimant": claimant},
         )
-        taken = {str(key) for key in rows.scalars()}
-        return taken if take_over else set()
+
+    async def _held(self, conn: AsyncConnection, keys: list[str], claimant: str) -> set[str]:
+        """Which of `keys` `claimant` holds the claim of (new, taken over, or from its own earlier
+        try whose answer was lost)."""
+        rows = await conn.execute(
+            text(
+                """SELECT target FROM effect_log
+                WHERE fixture_id = :fixture_id AND event_key = :event_key AND effect = :effect
+                  AND target = ANY(CAST(:targets AS text[]))
+                  AND outcome->>'state' = 'claimed' AND outcome->>'by' = :claimant"""
+            ),
+            {**self._gate, "targets": keys, "claimant": claimant},
+        )
+        return {str(key) for key in rows.scalars()}
 
     async def _insert_gate(
         self, conn: AsyncConnection, keys: list[str], outcome: dict[str, Any]

@@ -1,4 +1,5 @@
-"""A fan-out's outcomes outlast a Postgres outage: they are known only to the attempt that sent."""
+"""A fan-out's claims and outcomes outlast a Postgres outage: only the attempt that made them
+knows what they are for."""
 
 from __future__ import annotations
 
@@ -15,6 +16,15 @@ from scoreline.db.engine import create_engine
 from scoreline.devstack.tcp_proxy import CuttableProxy
 from tests.push import seed
 
+GOAL = PushInput(
+    fixture_id=seed.FIXTURE_ID,
+    event_key="v13",
+    kind="update",
+    alert=True,
+    priority=10,
+    state=LiveState(home=1, away=0, state="live_first_half", minute=12, version=13),
+    timestamp=1_790_000_000,
+)
 END = PushInput(
     fixture_id=seed.FIXTURE_ID,
     event_key="full_time",
@@ -60,3 +70,36 @@ async def test_outcomes_written_while_postgres_is_out_of_reach_are_kept_until_it
     states = await db.fetch("SELECT outcome->>'state' AS state FROM effect_log")
     assert [r["state"] for r in states] == ["sent"] * 3
     assert {r["status"] for r in await db.fetch("SELECT status FROM live_activity")} == {"ended"}
+
+
+async def test_claims_made_while_postgres_is_out_of_reach_are_made_once_it_is_back(
+    engine: AsyncEngine, database_url: str, fanout_config: FanoutConfig, db: asyncpg.Connection
+) -> None:
+    """The soak of 2026-12-02 (seed 7): the commit of a goal's claims reached Postgres, but its
+    answer was lost to a cut connection; the attempt failed, its retry found claims of "an attempt
+    that died" and marked them in doubt, and ten phones never got the goal. The claim now waits
+    Postgres out, and claims the attempt already holds (its lost commit) count as its own."""
+    await seed.fixture(db)
+    await seed.running_activities(db, 3)
+    proxy = CuttableProxy.to_database(database_url)
+    await proxy.start()
+    cut_off = create_engine(proxy.database_url(database_url), pool_size=2, pre_ping=False)
+    try:
+        store = PushStore(cut_off, GOAL, fanout_config.environment)
+        batch = await store.load(store.first_cursor, 10)
+        await proxy.cut()
+        claiming = asyncio.create_task(store.claim(batch.targets, [], "attempt-1", {"version": 13}))
+        await asyncio.sleep(1.5)
+        assert not claiming.done(), "the claim waits for Postgres"
+        await proxy.restore()
+        async with asyncio.timeout(20):
+            claimed = await claiming
+        again = await store.claim(batch.targets, [], "attempt-1", {"version": 13})
+        other = await store.claim(batch.targets, [], "attempt-2", {"version": 13})
+    finally:
+        await cut_off.dispose()
+        await proxy.cut()
+
+    assert len(claimed) == 3
+    assert again == claimed, "a try whose answer was lost finds its claims its own"
+    assert other == [], "another attempt never sends an alert claimed before it"
