@@ -14,12 +14,13 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 import pytest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHistory
 
 from scoreline.settings import Settings
 from tests.match.harness import end_leftover_run, fast_settings, start_match
@@ -79,13 +80,41 @@ async def test_both_goal_alerts_reach_the_phone_although_a_routine_update_came_w
 ) -> None:
     """Goals A and B are both alerted, in order, and the routine 3-0 follows them. Before the fix
     the routine lane sent 3-0 while A was being retried; B was then dropped as stale."""
-    path = two_goals_then_routine(tmp_path)
+    played = await play_through_an_apns_outage(
+        push_settings, temporal_client, sim, db, two_goals_then_routine(tmp_path), [GOAL_A, GOAL_B, ROUTINE]
+    )
+    await replays_and_keep("match-routine-behind-loud", [MatchWorkflow], played.history)
+    updates = played.updates
+    alerts = [u.score for u in updates if u.alerting and kept(u)]
+    assert alerts == [(1, 0), (2, 0)], summary(updates)
+    assert played.last.seq == max(u.seq for u in updates if kept(u)), summary(updates)
+
+
+@dataclass(frozen=True)
+class Played:
+    updates: list[Delivery]
+    """Every push the phone's tokens were sent."""
+    last: Delivery
+    """The first push the phone kept showing the last step's score."""
+    history: WorkflowHistory
+
+
+async def play_through_an_apns_outage(
+    push_settings: Settings,
+    temporal_client: Client,
+    sim: PushSim,
+    db: asyncpg.Connection,
+    path: Path,
+    steps: list[float],
+) -> Played:
+    """Play `path` to kick-off with one phone following, then `steps` (each a goal or a routine
+    change, the last to 3-0) while APNs answers 500 to everything for `APNS_DOWN_SECONDS`."""
     await insert_provider_fixture(db, FIXTURE_ID)
     await end_leftover_run(temporal_client, FIXTURE_ID)
     async with running_provider([path]) as provider:
         config = fast_settings(push_settings, provider.url)
         async with device_api(config) as api:
-            (phone,) = await phones(api, sim, 1, prefix="behind-loud")
+            (phone,) = await phones(api, sim, 1, prefix=path.stem)
             await phone.follow(FIXTURE_ID)
             phone.run_app(FIXTURE_ID)
             pacer = Pacer(phone)
@@ -95,18 +124,13 @@ async def test_both_goal_alerts_reach_the_phone_although_a_routine_update_came_w
                     await pacer.change(lambda: provider.step_through([KICKOFF], polls_per_step=6))
                     await asyncio.wait_for(phone.activity_running(), 30)
                     await sim.fault(action="respond", status=500, duration_s=APNS_DOWN_SECONDS)
-                    await provider.step_through([GOAL_A, GOAL_B, ROUTINE], polls_per_step=6)
-                    shown = await eventually(lambda: showing(phone, (3, 0)), within=90)
+                    await provider.step_through(steps, polls_per_step=6)
+                    last = await eventually(lambda: showing(phone, (3, 0)), within=90)
                     await asyncio.sleep(1.0)  # a push still in flight would arrive now
-                    updates = await phone.updates()
-                    history = await handle.fetch_history()
+                    return Played(await phone.updates(), last, await handle.fetch_history())
                 finally:
                     phone.cancel()
                     await handle.terminate("test over")
-    await replays_and_keep("match-routine-behind-loud", [MatchWorkflow], history)
-    alerts = [u.score for u in updates if u.alerting and kept(u)]
-    assert alerts == [(1, 0), (2, 0)], summary(updates)
-    assert shown.seq == max(u.seq for u in updates if kept(u)), summary(updates)
 
 
 async def showing(phone: Any, score: tuple[int, int]) -> Delivery | None:

@@ -12,7 +12,6 @@ event) and goal B (3-0), while APNs answers 500 to everything for a few seconds.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from itertools import pairwise
 from pathlib import Path
@@ -23,23 +22,15 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHistory
 
 from scoreline.settings import Settings
-from tests.match.harness import end_leftover_run, fast_settings, start_match
-from tests.push.phones import Pacer, insert_provider_fixture, phones, summary
+from tests.push.phones import summary
 from tests.push.simulator import PushSim
-from tests.push.test_match_lifecycle import device_api
 from tests.push.test_routine_behind_loud import (
-    APNS_DOWN_SECONDS,
-    FIXTURE_ID,
     GOAL_A,
-    KICKOFF,
     kept,
+    play_through_an_apns_outage,
     recorded_lines,
-    showing,
 )
-from tests.support.provider import running_provider
 from tests.support.replay import replays_and_keep
-from tests.support.waiting import eventually
-from tests.support.worker import running_worker
 from workflows.match import MatchWorkflow
 
 pytestmark = pytest.mark.timeout(150)
@@ -58,30 +49,10 @@ async def test_a_routine_update_waiting_when_a_newer_goal_is_queued_is_never_sen
 ) -> None:
     """Both goals are alerted in order and the routine 2-0 never goes out; before the fix it was
     sent beside goal B and could reach the phone after it."""
-    path = goal_routine_goal(tmp_path)
-    await insert_provider_fixture(db, FIXTURE_ID)
-    await end_leftover_run(temporal_client, FIXTURE_ID)
-    async with running_provider([path]) as provider:
-        config = fast_settings(push_settings, provider.url)
-        async with device_api(config) as api:
-            (phone,) = await phones(api, sim, 1, prefix="superseded")
-            await phone.follow(FIXTURE_ID)
-            phone.run_app(FIXTURE_ID)
-            pacer = Pacer(phone)
-            async with running_worker(temporal_client, config):
-                handle = await start_match(temporal_client, config, FIXTURE_ID)
-                try:
-                    await pacer.change(lambda: provider.step_through([KICKOFF], polls_per_step=6))
-                    await asyncio.wait_for(phone.activity_running(), 30)
-                    await sim.fault(action="respond", status=500, duration_s=APNS_DOWN_SECONDS)
-                    await provider.step_through([GOAL_A, ROUTINE_AT, GOAL_B_AT], polls_per_step=6)
-                    await eventually(lambda: showing(phone, (3, 0)), within=90)
-                    await asyncio.sleep(1.0)  # a push still in flight would arrive now
-                    updates = await phone.updates()
-                    history = await handle.fetch_history()
-                finally:
-                    phone.cancel()
-                    await handle.terminate("test over")
+    played = await play_through_an_apns_outage(
+        push_settings, temporal_client, sim, db, goal_routine_goal(tmp_path), [GOAL_A, ROUTINE_AT, GOAL_B_AT]
+    )
+    updates, history = played.updates, played.history
     await replays_and_keep("match-routine-superseded", [MatchWorkflow], history)
     assert _pushed_versions(history) == [1, 2, 4], "kick-off, goal A, goal B: the routine 2-0 never"
     taken = [u for u in updates if u.status == 200]
