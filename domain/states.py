@@ -46,3 +46,6 @@ HALTED_STATES = frozenset({MatchState.INTERRUPTED, MatchState.SUSPENDED})
 """Play stopped after it began (rain, bad light, crowd trouble), to go on later. Not in
 `STARTED_STATES`, which recorded workflow histories were decided with; a follower who follows
 while play is halted is owed a Live Activity all the same."""
+
+BEGUN_STATES = STARTED_STATES | HALTED_STATES
+"""Play began: it goes on, stands halted or is over. Followers who follow now are signalled."""

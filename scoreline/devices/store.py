@@ -16,7 +16,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.failures import UnknownFixture
-from domain.states import HALTED_STATES, OVER_STATES, OVERNIGHT_STATES, STARTED_STATES
+from domain.states import BEGUN_STATES, OVER_STATES, OVERNIGHT_STATES
 from scoreline.devices.tokens import hash_token, matches, new_token
 
 Environment = Literal["sandbox", "production"]
@@ -178,7 +178,7 @@ async def claim_stale_followers_marks(engine: AsyncEngine) -> list[int]:
     Activity is started any more. Those of a match at stumps wait: no activity starts overnight,
     and the start when play resumes walks every follower (its run clears the mark)."""
     over = [state.value for state in OVER_STATES]
-    live = [state.value for state in (STARTED_STATES | HALTED_STATES) - OVER_STATES - OVERNIGHT_STATES]
+    live = [state.value for state in BEGUN_STATES - OVER_STATES - OVERNIGHT_STATES]
     async with engine.begin() as conn:
         await conn.execute(
             text(

@@ -30,7 +30,7 @@ from domain.failures import UnknownFixture
 from domain.progress import FixtureSource, MatchProgress
 from domain.rules import Mode
 from domain.snapshot import MatchState
-from domain.states import HALTED_STATES, OVER_STATES, STARTED_STATES
+from domain.states import BEGUN_STATES, OVER_STATES, STARTED_STATES
 from scoreline.db.tables import fixture, live_activity, scoreboard
 from scoreline.settings import Settings
 from workflows.match_types import FOLLOWERS_CHANGED, MATCH_WORKFLOW, MatchInput, MatchOptions, MatchOutcome
@@ -79,7 +79,7 @@ class MatchFacts:
     @property
     def kicked_off(self) -> bool:
         """Play began: it goes on, stands halted (rain) or is over."""
-        return self.progress.state in STARTED_STATES | HALTED_STATES
+        return self.progress.state in BEGUN_STATES
 
     def start_input(self, options: MatchOptions) -> MatchInput:
         started = self.progress.state in STARTED_STATES
