@@ -6,6 +6,8 @@ The gate is the ledger of one push (`fixture_id`, `event_key`, `effect`), one ro
     claimed (by one attempt) ──► sent | dead | rejected        (settled after the answer)
         │                  └───► row deleted                   (released: a later attempt sends it)
         └── the claiming attempt died ──► in_doubt             (never sent again: no double alert)
+                                             └──► claimed     (a start whose activity never came:
+                                                               sent again after START_DOUBT_GRACE_S)
     stale                                                     (never claimed: a newer state was shown)
 
 A claim is an `INSERT … ON CONFLICT DO NOTHING`: only a new row is acted on, whatever retries
@@ -44,6 +46,12 @@ OUTAGE_PATIENCE_S = 30.0
 before the attempt fails."""
 OUTAGE_RETRY_S = (0.2, 5.0)
 """First and longest wait between two tries of one."""
+START_DOUBT_GRACE_S = 60.0
+"""A push-to-start in doubt whose activity has reported no token this long after its claim is
+sent again. A phone that got the start reports its activity's token within seconds, so one still
+silent most likely never got it; left in doubt, it would have no Live Activity for the whole match
+(the soak's SIGKILLed fan-outs left 128 followers so). A phone that got it but stayed offline
+past this grace may show a second activity: the lesser harm than none."""
 
 
 @dataclass(frozen=True)
@@ -167,6 +175,8 @@ class PushStore:
         keys = [t.key for t in targets]
         await self._settle_dead_claims(conn, keys, claimant, push.repeatable)
         await self._settle_dead_claims(conn, [t.key for t in stale], claimant, take_over=False)
+        if push.kind == "start":
+            await self._retake_doubtful_starts(conn, keys, claimant)
         if stale:
             await self._insert_gate(conn, [t.key for t in stale], {"state": "stale"})
         if not targets:
@@ -438,6 +448,47 @@ class PushStore:
             ),
             {**self._gate, "targets": keys, "claimant": claimant},
         )
+
+    async def _retake_doubtful_starts(self, conn: AsyncConnection, keys: list[str], claimant: str) -> None:
+        """Starts among `keys` in doubt for `START_DOUBT_GRACE_S` with their activity still pending
+        and token-less are claimed by `claimant` to be sent again (the doubt kept under
+        `resent`). Those in doubt for less mark the match as having followers waiting, so the
+        fixture sync's sweep signals another walk for them once the grace is over (this walk
+        cleared the mark as it began)."""
+        if not keys:
+            return
+        doubtful = (
+            await conn.execute(
+                text(
+                    """SELECT e.target, la.updated_at < now() - make_interval(secs => :grace) AS due
+                    FROM effect_log e JOIN live_activity la ON la.id = CAST(e.target AS bigint)
+                    WHERE e.fixture_id = :fixture_id AND e.event_key = :event_key AND e.effect = :effect
+                      AND e.target = ANY(CAST(:targets AS text[])) AND e.outcome->>'state' = 'in_doubt'
+                      AND la.status = 'pending' AND la.started_at IS NULL
+                    FOR UPDATE OF e"""
+                ),
+                {**self._gate, "targets": keys, "grace": START_DOUBT_GRACE_S},
+            )
+        ).all()
+        due = [str(row.target) for row in doubtful if row.due]
+        if due:
+            await conn.execute(
+                text(
+                    """UPDATE effect_log SET outcome = jsonb_build_object(
+                        'state', 'claimed', 'by', CAST(:claimant AS text), 'resent', outcome)
+                    WHERE fixture_id = :fixture_id AND event_key = :event_key AND effect = :effect
+                      AND target = ANY(CAST(:targets AS text[]))"""
+                ),
+                {**self._gate, "targets": due, "claimant": claimant},
+            )
+        if len(due) < len(doubtful):
+            await conn.execute(
+                text(
+                    """INSERT INTO followers_waiting (fixture_id) VALUES (:fixture_id)
+                    ON CONFLICT (fixture_id) DO NOTHING"""
+                ),
+                {"fixture_id": self._push.fixture_id},
+            )
 
     async def _held(self, conn: AsyncConnection, keys: list[str], claimant: str) -> set[str]:
         """Which of `keys` `claimant` holds the claim of (new, taken over, or from its own earlier

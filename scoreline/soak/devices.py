@@ -241,8 +241,16 @@ class DevicePart:
 
     async def _join_all(self, api: _Api, stop: asyncio.Event) -> None:
         """Register and follow, `IN_FLIGHT` at a time, again every few seconds for what is missing."""
+        began = time.monotonic()
         while not stop.is_set():
             waiting = [phone for phone in self._phones if phone.needs_joining]
+            log.info(
+                "soak.devices_joining",
+                registered=sum(phone.device_id is not None for phone in self._phones),
+                follows=sum(len(phone.follows) for phone in self._phones),
+                waiting=len(waiting),
+                seconds=round(time.monotonic() - began, 1),
+            )
             if not waiting:
                 return
             await asyncio.gather(*(self._join(api, phone) for phone in waiting))

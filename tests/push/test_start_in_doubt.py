@@ -1,0 +1,96 @@
+"""A push-to-start left in doubt by a killed fan-out attempt is sent again once its grace is over.
+
+The soak of 2026-12-02 (seed 8): a start fan-out claimed its followers' push-to-starts and its
+worker was SIGKILLed before sending them. The retry found the claims of a dead attempt and marked
+them `in_doubt`, and, a start being an alert, nothing ever sent them again: 107 followers of one
+cricket match (and 21 of desk matches) had no Live Activity for the whole match. A phone that got
+the start reports its activity's token within seconds; one still silent after
+`START_DOUBT_GRACE_S` gets the start again, and a phone that did report is never sent a second.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+
+import asyncpg
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio.client import Client
+
+from activities.push.apns import ApnsClient
+from activities.push.fanout import FanoutConfig
+from activities.push.store import START_DOUBT_GRACE_S, PushStore
+from domain.pushes import LiveState, PushInput, PushResult
+from scoreline.devices.store import report_activity_token
+from tests.push import seed
+from tests.push.simulator import PushSim
+from tests.push.workflow import PushOnceWorkflow, push_worker
+
+FOLLOWERS = 6
+KICKOFF = PushInput(
+    fixture_id=seed.FIXTURE_ID,
+    event_key="kickoff",
+    kind="start",
+    priority=10,
+    alert=True,
+    state=LiveState(state="live_first_half", minute=1, version=1),
+    timestamp=1_790_000_000,
+)
+
+
+async def _walk(client: Client, task_queue: str) -> PushResult:
+    return await client.execute_workflow(
+        PushOnceWorkflow.run, KICKOFF, id=f"push-{uuid.uuid4()}", task_queue=task_queue
+    )
+
+
+async def _claimed_by_an_attempt_that_died(engine: AsyncEngine) -> None:
+    """What the SIGKILLed attempt left: every follower's start claimed, none sent."""
+    store = PushStore(engine, KICKOFF, "sandbox")
+    batch = await store.load(store.first_cursor, limit=100)
+    claimed = await store.claim(batch.targets, [], "killed-run/1#1", state={"version": 1})
+    assert len(claimed) == FOLLOWERS
+
+
+async def test_a_start_in_doubt_is_sent_again_to_a_follower_whose_activity_never_came(
+    temporal_client: Client,
+    task_queue: str,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    fanout_config: FanoutConfig,
+    sim: PushSim,
+    db: asyncpg.Connection,
+) -> None:
+    await seed.fixture(db)
+    followers = await seed.followers(db, FOLLOWERS)
+    await _claimed_by_an_attempt_that_died(engine)
+
+    async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
+        doubted = await _walk(temporal_client, task_queue)
+        # Within the grace nothing goes out, and the match is marked for the sweep to walk again.
+        assert (doubted.sent, doubted.in_doubt) == (0, FOLLOWERS)
+        assert await sim.pushes() == []
+        assert (
+            await db.fetchval("SELECT count(*) FROM followers_waiting WHERE fixture_id = $1", seed.FIXTURE_ID)
+            == 1
+        )
+
+        # One phone did get the start before the kill: it reported its activity's token.
+        reported = followers[0]
+        await report_activity_token(
+            engine, reported.device_id, seed.FIXTURE_ID, seed.apns_token(), generation=1
+        )
+        # The grace passes (the activities' last claim is dated back past it).
+        await db.execute(
+            "UPDATE live_activity SET updated_at = updated_at - make_interval(secs => $1)",
+            START_DOUBT_GRACE_S + 1,
+        )
+        resent = await _walk(temporal_client, task_queue)
+        again = await _walk(temporal_client, task_queue)
+
+    starts = Counter(p["token"] for p in await sim.pushes() if p["status"] == 200)
+    assert starts == {f.push_to_start_token: 1 for f in followers[1:]}
+    assert (resent.sent, resent.in_doubt) == (FOLLOWERS - 1, 1)
+    assert again == resent
+    outcomes = await db.fetch("SELECT target, outcome->>'state' AS state FROM effect_log")
+    assert Counter(row["state"] for row in outcomes) == {"sent": FOLLOWERS - 1, "in_doubt": 1}
