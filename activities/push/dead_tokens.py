@@ -3,15 +3,19 @@
 Two fan-outs (two matches a phone follows) can retry the same push-to-start token through a
 throttling burst; the one that gets the 410 writes it to Postgres only with its batch. The other's
 next retry asks here first and stops, instead of sending to a token Apple has said is gone (the
-soak of 2026-12-02, seed 6, sent one 7 s after the 410). Only deaths answered after a delivery
-began stop it: a token the app registered again later is for Postgres to judge, not this memory.
+soak of 2026-12-02, seed 6, sent one 7 s after the 410). A fan-out that read the token from
+Postgres before the 410 was written there is stopped the same way, before its first request (seed
+9: a wicket alert went to an activity token 6 s after its 410, read while the 410's batch was still
+retrying others). A death Postgres had when the target was read is not this memory's to judge: a
+token still targeted then was registered again.
 """
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
 KEPT = 100_000
 """Most tokens remembered; the oldest are forgotten first (a retry looks back seconds, not days)."""
@@ -25,6 +29,8 @@ class Death:
     reason: str | None
     timestamp_ms: int | None
     """APNs' `timestamp` of the 410: when the token stopped being valid."""
+    settled_at: float | None = None
+    """`time.monotonic()` when its outcome was committed to Postgres (None: not yet)."""
 
 
 class DeadTokens:
@@ -38,7 +44,18 @@ class DeadTokens:
         while len(self._deaths) > self._kept:
             self._deaths.popitem(last=False)
 
-    def since(self, token: str, began: float) -> Death | None:
-        """The answer that killed `token` after `began` (`time.monotonic()`), if any."""
+    def settled(self, tokens: Iterable[str]) -> None:
+        """The deaths of `tokens` are in Postgres now: a target read from here on shows them."""
+        now = time.monotonic()
+        for token in tokens:
+            death = self._deaths.get(token)
+            if death is not None and death.settled_at is None:
+                self._deaths[token] = replace(death, settled_at=now)
+
+    def unknown_to(self, token: str, read_at: float) -> Death | None:
+        """The answer that killed `token` which a read of Postgres at `read_at`
+        (`time.monotonic()`) may not have shown: not written yet, or written after the read."""
         death = self._deaths.get(token)
-        return death if death is not None and death.at >= began else None
+        if death is None or (death.settled_at is not None and death.settled_at < read_at):
+            return None
+        return death

@@ -107,6 +107,7 @@ class Sender:
         expiration: int,
         resend_if_unknown: bool,
         still_current: StillCurrent | None = None,
+        read_at: float | None = None,
     ) -> Delivery:
         """Send the first of `bodies` (smaller ones follow a 413) until an outcome is certain.
 
@@ -114,16 +115,18 @@ class Sender:
         which the device shows once however often it comes) or stop as `in_doubt` (alerts, starts).
         `still_current`: asked before each attempt after the first; once it says no, the push is
         `stale` (the lanes run side by side, so a newer push can claim the activity while this one
-        waits out an outage). Before each retry the worker's `DeadTokens` is asked too: a token
-        another push found dead meanwhile is `dead` without another request.
+        waits out an outage). Before each attempt the worker's `DeadTokens` is asked too: a token
+        another push found dead since `read_at` (when Postgres was read for this target; by
+        default, this call), or whose death Postgres did not have yet then, is `dead` without
+        another request.
         """
         if not bodies:
             return Delivery("rejected", (), reason="PayloadTooLarge")
         attempts: list[AttemptRecord] = []
         level = throttles = errors = 0
-        began = time.monotonic()
+        read_at = time.monotonic() if read_at is None else read_at
         for number in range(1, self._policy.max_attempts + 1):
-            death = self._dead.since(device_token, began) if number > 1 else None
+            death = self._dead.unknown_to(device_token, read_at)
             if death is not None:
                 return Delivery(
                     "dead", tuple(attempts), death.status, death.reason, timestamp_ms=death.timestamp_ms

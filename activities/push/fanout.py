@@ -125,6 +125,7 @@ class _Fanout:
         self.config = config
         self.store = PushStore(engine, push, config.environment)
         self.stopping = asyncio.Event()
+        self.dead = dead
         self.sender = (
             None
             if client is None
@@ -268,7 +269,7 @@ class _Fanout:
             await asyncio.sleep(max(0.0, min(until for _, until in waiting) - time.time()))
             send, stale, waiting = self._triage(await self.store.reload([target for target, _ in waiting]))
             results = await self._send(await self._claim(send, stale, state), bodies)
-            await _to_the_end(self.store.settle(results, current_trace_id()))
+            await _to_the_end(self._settle(results))
             failure = self._failure(results)
             if failure is not None:
                 raise failure
@@ -281,11 +282,16 @@ class _Fanout:
         if previous is not None:
             await asyncio.wait({previous})
             problem = asyncio.CancelledError() if previous.cancelled() else previous.exception()
-        await self.store.settle(results, current_trace_id())
+        await self._settle(results)
         if problem is not None:
             raise problem
         if cursor is not None:
             self._advance(cursor)
+
+    async def _settle(self, results: list[tuple[Target, Delivery]]) -> None:
+        """Write outcomes; then the worker's memory knows Postgres has the deaths among them."""
+        await self.store.settle(results, current_trace_id())
+        self.dead.settled(target.token for target, delivery in results if delivery.outcome == "dead")
 
     def _advance(self, cursor: str) -> None:
         self.cursor = cursor
@@ -340,6 +346,7 @@ class _Fanout:
                     expiration=expiration,
                     resend_if_unknown=push.repeatable,
                     still_current=partial(self.store.still_claimed, target),
+                    read_at=target.read_at,
                 )
             ): target
             for target in targets
@@ -374,7 +381,7 @@ class _Fanout:
             for task, target in sending.items()
         ]
         sending.clear()
-        await _to_the_end(self.store.settle(results, current_trace_id()))
+        await _to_the_end(self._settle(results))
         counts: dict[str, int] = {}
         for _, delivery in results:
             counts[delivery.outcome] = counts.get(delivery.outcome, 0) + 1

@@ -62,6 +62,9 @@ class Target:
     device_id: uuid.UUID
     token: str
     last: LastSent
+    read_at: float
+    """`time.monotonic()` before the read that found it: a token death Postgres did not show
+    then is the worker's `DeadTokens` to tell."""
 
     @property
     def key(self) -> str:
@@ -121,6 +124,7 @@ class PushStore:
         """The next batch of targets after `after`."""
         if self._push.kind == "start":
             return await self._load_followers(after, limit)
+        read_at = time.monotonic()
         async with self._engine.connect() as conn:
             rows = (
                 await conn.execute(
@@ -128,12 +132,13 @@ class PushStore:
                     {**self._scope, "after": int(after), "limit": limit},
                 )
             ).all()
-        targets = [_target(row) for row in rows]
+        targets = [_target(row, read_at) for row in rows]
         cursor = targets[-1].key if targets else after
         return Batch(targets, cursor, last=len(rows) < limit)
 
     async def reload(self, targets: list[Target]) -> list[Target]:
         """The same activities again (fresh `last_*`), those still running with a live token."""
+        read_at = time.monotonic()
         async with self._engine.connect() as conn:
             rows = (
                 await conn.execute(
@@ -141,7 +146,7 @@ class PushStore:
                     {**self._scope, "ids": [t.live_activity_id for t in targets]},
                 )
             ).all()
-        return [_target(row) for row in rows]
+        return [_target(row, read_at) for row in rows]
 
     async def claim(
         self, targets: list[Target], stale: list[Target], claimant: str, state: dict[str, Any]
@@ -377,6 +382,7 @@ class PushStore:
         """Followers with a live push-to-start token and no Live Activity of the push's generation
         started yet; each gets a `pending` activity row of that generation to push for. A follower
         whose activity of that generation runs (or ran) is never walked again for it."""
+        read_at = time.monotonic()
         async with self._engine.begin() as conn:
             followers = (
                 await conn.execute(
@@ -424,7 +430,7 @@ class PushStore:
                     {"ids": ids, "fixture_id": self._push.fixture_id, "generation": self._push.generation},
                 )
             ).all()
-        targets = [_target(row, token=tokens[row.device_id]) for row in rows]
+        targets = [_target(row, read_at, token=tokens[row.device_id]) for row in rows]
         return Batch(targets, str(followers[-1].id), last=len(followers) < limit)
 
     async def _settle_dead_claims(
@@ -640,7 +646,7 @@ WHERE la.fixture_id = :fixture_id AND la.status = 'active' AND la.push_token_act
 generation)."""
 
 
-def _target(row: Any, token: str | None = None) -> Target:
+def _target(row: Any, read_at: float, token: str | None = None) -> Target:
     return Target(
         live_activity_id=int(row.id),
         device_id=row.device_id,
@@ -650,6 +656,7 @@ def _target(row: Any, token: str | None = None) -> Target:
             timestamp=None if row.last_timestamp is None else int(row.last_timestamp),
             routine_at=None if row.routine_at is None else float(row.routine_at),
         ),
+        read_at=read_at,
     )
 
 

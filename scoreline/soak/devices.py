@@ -181,6 +181,8 @@ class DevicePart:
         self._reporting = asyncio.Semaphore(IN_FLIGHT)
         self._tasks: set[asyncio.Task[None]] = set()
         self._refused_reports = 0
+        self._joined_after: float | None = None
+        """Seconds until every phone was registered with its follows made (None: not by the end)."""
 
     def _plan(self, index: int, rng: random.Random, deletes: bool) -> _Phone:
         wanted = tuple(rng.sample(self._fixtures, min(len(self._fixtures), rng.randint(1, 3))))
@@ -235,6 +237,8 @@ class DevicePart:
             "deleted": sum(phone.deleted_at is not None for phone in phones),
             **ledger.figures(),
         }
+        if self._joined_after is not None:
+            figures["joined_after_s"] = round(self._joined_after)
         return CheckResult(self.name, checked=len(phones), violations=tuple(violations), figures=figures)
 
     # --- joining -------------------------------------------------------------------------------
@@ -244,14 +248,8 @@ class DevicePart:
         began = time.monotonic()
         while not stop.is_set():
             waiting = [phone for phone in self._phones if phone.needs_joining]
-            log.info(
-                "soak.devices_joining",
-                registered=sum(phone.device_id is not None for phone in self._phones),
-                follows=sum(len(phone.follows) for phone in self._phones),
-                waiting=len(waiting),
-                seconds=round(time.monotonic() - began, 1),
-            )
             if not waiting:
+                self._joined_after = time.monotonic() - began
                 return
             await asyncio.gather(*(self._join(api, phone) for phone in waiting))
             await _sleep_unless(stop, FOLLOW_AGAIN_S)

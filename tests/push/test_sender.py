@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import replace
 
 import uvloop
@@ -173,6 +174,37 @@ async def test_a_retry_is_not_sent_once_a_newer_push_has_claimed_the_activity(
     assert (stale.outcome, [a.status for a in stale.attempts]) == ("stale", [500])
     assert (sent.outcome, [a.status for a in sent.attempts]) == ("sent", [500, 200])
     assert [p["status"] for p in await sim.pushes(superseded)] == [500], "the superseded push was sent again"
+
+
+async def test_a_push_read_before_the_410_was_written_is_not_sent_to_the_dead_token(
+    apns_client: ApnsClient, sim: PushSim
+) -> None:
+    """The soak of 2026-12-02 (seed 9): a wicket alert's fan-out read a phone's activity while a
+    routine update's batch, in the same worker, was still retrying others; the update then got the
+    410 for that token, and the alert sent to it 6 s later, since the 410 reaches Postgres only with
+    its batch and the worker's memory stopped retries only. A delivery now asks the memory before its
+    first request too, for any death Postgres had not written when the target was read."""
+    token = apns_token()
+    dead = DeadTokens()
+    read_at = time.monotonic()  # the alert's fan-out reads the activity
+    await sim.unregister(token)
+    update = await Sender(
+        apns_client, FAST_POLICY, AdaptiveLimit(100), asyncio.Event(), kind="update", dead=dead
+    ).deliver(token, BODIES, priority=5, expiration=GOAL.timestamp + 900, resend_if_unknown=True)
+    alert = await Sender(
+        apns_client, FAST_POLICY, AdaptiveLimit(100), asyncio.Event(), kind="alert", dead=dead
+    ).deliver(
+        token, BODIES, priority=10, expiration=GOAL.timestamp + 900, resend_if_unknown=False, read_at=read_at
+    )
+
+    assert [p["status"] for p in await sim.pushes(token=token)] == [410]
+    assert (update.outcome, update.status) == ("dead", 410)
+    assert (alert.outcome, alert.status, alert.attempts) == ("dead", 410, ())
+    # Once the 410 is written, a read after that which still finds the token (the app registered
+    # it again) is Postgres' to judge; one from before is still told.
+    dead.settled([token])
+    assert dead.unknown_to(token, time.monotonic()) is None
+    assert dead.unknown_to(token, read_at) is not None
 
 
 async def test_a_retry_stops_once_another_push_found_the_token_dead(
