@@ -75,8 +75,11 @@ demo: install
 dev: install
 	$(RUN) scoreline dev
 
+# The suite in TEST_WORKERS processes (pytest-xdist), a test file per process at a time: most of a
+# test's time is spent waiting on Temporal, Postgres and the simulators, so two share two cores.
+TEST_WORKERS ?= 2
 test: install ops-tools browser-tools
-	$(RUN) pytest $(PYTEST_ARGS)
+	$(RUN) pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The pure code only (domain, rules, normaliser, push plans …): no service is started, seconds.
 test-unit: install

@@ -27,10 +27,15 @@ from scoreline.db import migrate
 from scoreline.db.engine import create_engine
 from scoreline.db.urls import asyncpg_dsn, with_database
 from scoreline.devstack.embedded import temporal_cli_path
+from scoreline.devstack.stack import PORTS_VARIABLE
 from scoreline.settings import Settings
 from scoreline.temporal.client import connect
 from scoreline.temporal.tracing import TraceInterceptor
 from tests.support.services import postgres_server, redis_server
+
+# Every `scoreline dev` the suite starts puts its parts on free ports: the suite runs in two
+# processes (`make test`), and two stacks starting at once would both find 8233 free and race for it.
+os.environ[PORTS_VARIABLE] = "free"
 
 REDIS_TEST_DBS = range(1, 16)
 SERVICE_FIXTURES = frozenset(

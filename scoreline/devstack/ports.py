@@ -22,13 +22,15 @@ def free_port(host: str = "127.0.0.1") -> int:
     return port
 
 
-def choose_port(preferred: int, taken: set[int], host: str = "127.0.0.1") -> int:
-    """`preferred` if nobody listens on it and this stack has not handed it out yet, else a free one.
+def choose_port(preferred: int | None, taken: set[int], host: str = "127.0.0.1") -> int:
+    """`preferred` if nobody listens on it and this stack has not handed it out yet, else (or with
+    no preference) a free one.
 
     `taken` collects every port already handed out, so two parts never get the same one even
     before either has bound it.
     """
-    port = preferred if preferred not in taken and is_free(preferred, host) else free_port(host)
+    free = preferred is not None and preferred not in taken and is_free(preferred, host)
+    port = preferred if free and preferred is not None else free_port(host)
     while port in taken:
         port = free_port(host)
     taken.add(port)

@@ -43,6 +43,8 @@ from workflows.probe import WorkerProbeInput, WorkerProbeWorkflow
 log = get_logger(__name__)
 
 DATABASE_NAME = "scoreline"
+PORTS_VARIABLE = "SCORELINE_DEV_PORTS"
+"""`free`: every part on a free port, not its documented one (several stacks side by side)."""
 STARTUP_TIMEOUT = 90.0
 
 
@@ -77,21 +79,28 @@ class Ports:
     alertmanager: int
 
     @classmethod
-    def choose(cls, api_port: int) -> Ports:
+    def choose(cls, api_port: int, *, defaults: bool = True) -> Ports:
+        """Each part's documented port when free; with `defaults` off, a free port for every part
+        (`SCORELINE_DEV_PORTS=free`): stacks started side by side (the test suite's processes)
+        would otherwise both find 8233 free and race for it."""
         taken: set[int] = set()
+
+        def port(preferred: int) -> int:
+            return choose_port(preferred if defaults else None, taken)
+
         return cls(
-            api=choose_port(api_port, taken),
-            temporal=choose_port(7233, taken),
-            temporal_ui=choose_port(8233, taken),
-            provider=choose_port(8100, taken),
-            apns=choose_port(8443, taken),
-            apns_admin=choose_port(8444, taken),
-            postgres=choose_port(5432, taken),
-            redis=choose_port(6379, taken),
-            worker_metrics=choose_port(9464, taken),
-            feeds_metrics=choose_port(9465, taken),
-            prometheus=choose_port(9090, taken),
-            alertmanager=choose_port(9093, taken),
+            api=port(api_port),
+            temporal=port(7233),
+            temporal_ui=port(8233),
+            provider=port(8100),
+            apns=port(8443),
+            apns_admin=port(8444),
+            postgres=port(5432),
+            redis=port(6379),
+            worker_metrics=port(9464),
+            feeds_metrics=port(9465),
+            prometheus=port(9090),
+            alertmanager=port(9093),
         )
 
 
@@ -179,7 +188,7 @@ class DevStack:
 
     async def start(self) -> None:
         self.options.data_dir.mkdir(parents=True, exist_ok=True)
-        ports = Ports.choose(self.options.api_port)
+        ports = Ports.choose(self.options.api_port, defaults=os.environ.get(PORTS_VARIABLE) != "free")
         database_url = self.environment.database_url or await self._start_postgres(ports.postgres)
         redis_url = self.environment.redis_url or await self._start_redis(ports.redis)
         temporal = await self._start_temporal(ports)

@@ -61,13 +61,14 @@ def _stderr_path(data_dir: Path) -> Path:
     return data_dir.parent / f"{data_dir.name}.stderr"
 
 
-def _wait_ready(process: subprocess.Popen[str]) -> dict[str, str]:
+def _wait_ready(process: subprocess.Popen[str], data_dir: Path) -> dict[str, str]:
     assert process.stdout is not None
     deadline = time.monotonic() + READY_TIMEOUT
     while time.monotonic() < deadline:
         line = process.stdout.readline()
         if not line:
-            raise AssertionError(f"dev exited ({process.wait()}) before ready; see its stderr file")
+            tail = _stderr_path(data_dir).read_text(errors="replace")[-3000:]
+            raise AssertionError(f"dev exited ({process.wait()}) before ready; its stderr ends:\n{tail}")
         if line.startswith("ready "):
             return dict(pair.split("=", 1) for pair in line.split()[1:])
     raise AssertionError("no ready line in time")
@@ -135,7 +136,7 @@ async def test_dev_starts_everything_stops_cleanly_and_keeps_data(data_dir: Path
     first = RunningStack(
         _start(data_dir, "--recording", str(RECORDING), "--speed", "60", "--start-in", "5"), {}
     )
-    first.addresses = _wait_ready(first.process)
+    first.addresses = _wait_ready(first.process, data_dir)
     assert {
         "api",
         "temporal",
@@ -178,7 +179,7 @@ async def test_dev_starts_everything_stops_cleanly_and_keeps_data(data_dir: Path
         squatter.bind(("127.0.0.1", api_port))
         squatter.listen()
         second = RunningStack(_start(data_dir, "--api-port", str(api_port), "--start-in", "5"), {})
-        second.addresses = _wait_ready(second.process)
+        second.addresses = _wait_ready(second.process, data_dir)
         try:
             assert second.addresses["api"] != first.addresses["api"]
             database_url = read_env_file(data_dir / "env")["DATABASE_URL"]
@@ -207,7 +208,7 @@ def test_demo_shows_the_matches_being_played(data_dir: Path) -> None:
     """`scoreline demo` reaches ready and prints Scoreline's own view of each goal, with progress bars,
     for the provider's matches and the one its scripted desk scores over the command API."""
     process = _start(data_dir, command="demo")
-    stack = RunningStack(process, _wait_ready(process))
+    stack = RunningStack(process, _wait_ready(process, data_dir))
     goals: dict[str, bool] = {"provider": False, "desk": False}
 
     def both_scored(line: str) -> bool:
