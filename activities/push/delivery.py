@@ -46,6 +46,12 @@ class SendPolicy:
     error_backoff: float = 0.5
     """First wait after a 5xx or a network failure; doubles likewise."""
     max_backoff: float = 30.0
+    longest_held_wait: float = 2.0
+    """A push that must not be sent twice (an alert, a start) waits at most this long for its next
+    try while its claim is held: a longer wait releases it (settled with its batch; the activity is
+    retried from the last written batch and claims it again). A worker SIGKILLed while 50 goal
+    alerts waited out an APNs 500 burst left their claims with no answer, in doubt, never sent (the
+    soak of 2026-12-02, seed 10); released, a claim is only ever held across a request in flight."""
 
     def delay(self, base: float, count: int) -> float:
         """Exponential backoff with jitter (half to full), so retries of a batch spread out."""
@@ -153,9 +159,10 @@ class Sender:
                         return Delivery("in_doubt", tuple(attempts), reason=str(error)[:200])
                     errors += 1
                     # The first connection-level failure usually means "reconnect": no wait.
-                    if not await self._pause(
-                        0.0 if errors == 1 else self._policy.delay(self._policy.error_backoff, errors)
-                    ):
+                    wait = 0.0 if errors == 1 else self._policy.delay(self._policy.error_backoff, errors)
+                    if self._released(wait, resend_if_unknown):
+                        return Delivery("released", tuple(attempts), reason="backing off")
+                    if not await self._pause(wait):
                         return Delivery("released", tuple(attempts), reason="stopping")
                     continue
             attempts.append(
@@ -199,9 +206,15 @@ class Sender:
                 errors += 1
                 delay = self._policy.delay(self._policy.error_backoff, errors)
             # REFRESH_TOKEN with a new token and NEW_CONNECTION retry at once, on a new connection.
+            if self._released(delay, resend_if_unknown):
+                return replace(final, outcome="released")
             if not await self._pause(delay):
                 return Delivery("released", tuple(attempts), reason="stopping")
         return Delivery("released", tuple(attempts), reason="attempts exhausted")
+
+    def _released(self, wait: float, resend_if_unknown: bool) -> bool:
+        """Whether to give the claim back rather than hold it through `wait` (`longest_held_wait`)."""
+        return not resend_if_unknown and wait > self._policy.longest_held_wait
 
     def _count(self, status: str, reason: str) -> None:
         metrics().pushes.add(1, {"kind": self._kind, "status": status, "reason": reason})

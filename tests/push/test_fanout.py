@@ -261,6 +261,35 @@ async def test_goaway_mid_fanout_loses_and_doubles_nothing(
     assert result.sent == 300
 
 
+async def test_alerts_released_through_an_apns_outage_reach_every_device_once(
+    temporal_client: Client,
+    task_queue: str,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    fanout_config: FanoutConfig,
+    sim: PushSim,
+    db: asyncpg.Connection,
+) -> None:
+    """Alerts whose next try is far off are released, not held (a worker killed meanwhile would
+    leave them in doubt for good: the soak of 2026-12-02, seed 10): the attempt writes them back,
+    fails, and its retry claims and sends them; every device gets the goal once, none in doubt."""
+    await seed.fixture(db)
+    running = await seed.running_activities(db, 20)
+    await sim.fault(status=500, reason="InternalServerError", count=20)
+    policy = replace(fanout_config.policy, longest_held_wait=0.01)
+    goal = push(priority=10, alert=True, moment=KeyMoment(kind="goal", side="home"))
+    async with push_worker(
+        temporal_client, task_queue, engine, apns_client, replace(fanout_config, policy=policy)
+    ):
+        result = await run(temporal_client, task_queue, goal)
+
+    pushes = await sim.pushes()
+    assert by_token([p for p in pushes if p["status"] == 200]) == {a.push_token: 1 for a in running}
+    assert (result.sent, result.in_doubt) == (20, 0)
+    states = await db.fetch("SELECT outcome->>'state' AS state, count(*) AS n FROM effect_log GROUP BY 1")
+    assert {r["state"]: r["n"] for r in states} == {"sent": 20}
+
+
 async def test_a_dropped_connection_never_repeats_an_alert(
     temporal_client: Client,
     task_queue: str,

@@ -176,6 +176,32 @@ async def test_a_retry_is_not_sent_once_a_newer_push_has_claimed_the_activity(
     assert [p["status"] for p in await sim.pushes(superseded)] == [500], "the superseded push was sent again"
 
 
+async def test_an_alert_gives_its_claim_back_rather_than_hold_it_through_a_long_wait(
+    apns_client: ApnsClient, sim: PushSim
+) -> None:
+    """The soak of 2026-12-02 (seed 10): 50 goal alerts were waiting out an APNs 500 burst, their
+    claims held, when their worker was SIGKILLed; the retry found the claims of a dead attempt and
+    marked them in doubt, so no phone got the goal. An alert (or a start) whose next try is further
+    off than `longest_held_wait` is released instead, to be claimed again by the activity's retry;
+    a state-only update, safe to send twice, waits and goes."""
+    policy = replace(FAST_POLICY, error_backoff=0.4, max_backoff=0.4, longest_held_wait=0.1)
+    alert_token, update_token = apns_token(), apns_token()
+    for token in (alert_token, update_token):
+        await sim.fault(status=500, reason="InternalServerError", token=token, count=1)
+    alert, update = await asyncio.gather(
+        Sender(apns_client, policy, AdaptiveLimit(100), asyncio.Event(), kind="alert").deliver(
+            alert_token, BODIES, priority=10, expiration=GOAL.timestamp + 900, resend_if_unknown=False
+        ),
+        Sender(apns_client, policy, AdaptiveLimit(100), asyncio.Event(), kind="update").deliver(
+            update_token, BODIES, priority=5, expiration=GOAL.timestamp + 900, resend_if_unknown=True
+        ),
+    )
+
+    assert (alert.outcome, [a.status for a in alert.attempts]) == ("released", [500])
+    assert (update.outcome, [a.status for a in update.attempts]) == ("sent", [500, 200])
+    assert [p["status"] for p in await sim.pushes(token=alert_token)] == [500]
+
+
 async def test_a_push_read_before_the_410_was_written_is_not_sent_to_the_dead_token(
     apns_client: ApnsClient, sim: PushSim
 ) -> None:
