@@ -77,9 +77,17 @@ dev: install
 
 # The suite in TEST_WORKERS processes (pytest-xdist), a test file per process at a time: most of a
 # test's time is spent waiting on Temporal, Postgres and the simulators, so two share two cores.
+# The browser tests then run alone: they time what a page shows (a version within 5 s, a board
+# that does not move) and missed it with the other process busy on the same two cores.
+# PYTEST_ARGS runs just those arguments, in one process.
 TEST_WORKERS ?= 2
 test: install ops-tools browser-tools
-	$(RUN) pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+ifeq ($(strip $(PYTEST_ARGS)),)
+	$(RUN) pytest -n $(TEST_WORKERS) --dist loadfile --ignore=tests/web
+	$(RUN) pytest tests/web
+else
+	$(RUN) pytest $(PYTEST_ARGS)
+endif
 
 # The pure code only (domain, rules, normaliser, push plans …): no service is started, seconds.
 test-unit: install
