@@ -9,7 +9,6 @@ generation it names, or the newest; an ended one is never revived.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -22,12 +21,12 @@ from temporalio.client import Client
 from activities.push.apns import ApnsClient
 from activities.push.fanout import FanoutConfig
 from api.app import create_app
-from domain.pushes import LiveState, PushInput, PushResult
+from domain.pushes import LiveState, PushInput
 from scoreline.settings import Settings
 from tests.push import seed
 from tests.push.simulator import PushSim
 from tests.push.test_devices_api import register
-from tests.push.workflow import PushOnceWorkflow, push_worker
+from tests.push.workflow import push_worker, run_push
 from tests.support.http import serve
 
 NOW = 1_790_000_000
@@ -46,12 +45,6 @@ def push(kind: str, event_key: str, generation: int, version: int, **fields: Any
     )
 
 
-async def run(client: Client, task_queue: str, request: PushInput) -> PushResult:
-    return await client.execute_workflow(
-        PushOnceWorkflow.run, request, id=f"push-{uuid.uuid4()}", task_queue=task_queue
-    )
-
-
 async def test_each_generation_is_started_updated_and_ended_on_its_own(
     temporal_client: Client,
     task_queue: str,
@@ -67,9 +60,9 @@ async def test_each_generation_is_started_updated_and_ended_on_its_own(
     await seed.fixture(db)
     first = await seed.running_activities(db, 3)
     async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
-        ended = await run(temporal_client, task_queue, push("end", "renew-1-end", 1, 1))
-        started = await run(temporal_client, task_queue, push("start", "renew-2", 2, 2, alert=True))
-        again = await run(temporal_client, task_queue, push("start", "renew-2", 2, 3, alert=True))
+        ended = await run_push(temporal_client, task_queue, push("end", "renew-1-end", 1, 1))
+        started = await run_push(temporal_client, task_queue, push("start", "renew-2", 2, 2, alert=True))
+        again = await run_push(temporal_client, task_queue, push("start", "renew-2", 2, 3, alert=True))
         renewed = {activity.device_id: seed.apns_token() for activity in first[:2]}
         for device_id, token in renewed.items():
             await db.execute(
@@ -88,8 +81,8 @@ async def test_each_generation_is_started_updated_and_ended_on_its_own(
             first[0].device_id,
             seed.FIXTURE_ID,
         )
-        updated = await run(temporal_client, task_queue, push("update", "v4", 2, 4))
-        closed = await run(temporal_client, task_queue, push("end", "full_time", 2, 5, alert=True))
+        updated = await run_push(temporal_client, task_queue, push("update", "v4", 2, 4))
+        closed = await run_push(temporal_client, task_queue, push("end", "full_time", 2, 5, alert=True))
 
     assert (ended.effect, ended.sent) == ("la.end", 3)
     assert (started.effect, started.sent) == ("la.start", 3)

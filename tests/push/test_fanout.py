@@ -25,7 +25,7 @@ from domain.pushes import LiveState, PushInput, PushResult
 from scoreline.devices.store import ActivityEndedError, report_activity_token
 from tests.push import seed
 from tests.push.simulator import PushSim
-from tests.push.workflow import PushOnceWorkflow, push_worker
+from tests.push.workflow import PushOnceWorkflow, push_worker, run_push
 
 NOW = 1_790_000_000
 
@@ -42,12 +42,6 @@ def push(
             "timestamp": timestamp,
             **fields,
         }
-    )
-
-
-async def run(client: Client, task_queue: str, request: PushInput) -> PushResult:
-    return await client.execute_workflow(
-        PushOnceWorkflow.run, request, id=f"push-{uuid.uuid4()}", task_queue=task_queue
     )
 
 
@@ -71,7 +65,7 @@ async def test_kickoff_goal_and_full_time_reach_every_follower_once(
     goal = push(priority=10, alert=True, moment=KeyMoment(kind="goal", side="home", minute=23))
     end = push("end", 2, key="full_time", priority=10, alert=True, timestamp=NOW + 60)
     async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
-        started = await run(temporal_client, task_queue, start)
+        started = await run_push(temporal_client, task_queue, start)
         starts = await sim.pushes()
         # The app reports each new activity's update token (PUT /v1/devices/{id}/live-activities/...).
         update_tokens = {f.device_id: seed.apns_token() for f in followers}
@@ -81,9 +75,9 @@ async def test_kickoff_goal_and_full_time_reach_every_follower_once(
                 device_id,
                 token,
             )
-        scored = await run(temporal_client, task_queue, goal)
-        again = await run(temporal_client, task_queue, goal)
-        ended = await run(temporal_client, task_queue, end)
+        scored = await run_push(temporal_client, task_queue, goal)
+        again = await run_push(temporal_client, task_queue, goal)
+        ended = await run_push(temporal_client, task_queue, end)
 
     assert (started.sent, started.targets) == (5, 5)
     assert by_token(starts) == {f.push_to_start_token: 1 for f in followers}
@@ -152,10 +146,10 @@ async def test_unregistered_token_is_deactivated_after_the_first_410_and_never_t
     dead_start = newcomers[0].push_to_start_token
     await sim.unregister(dead_start)
     async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
-        first = await run(temporal_client, task_queue, push(version=1))
-        second = await run(temporal_client, task_queue, push(version=2))
-        kickoff = await run(temporal_client, task_queue, push("start", 2, key="kickoff"))
-        kickoff_again = await run(temporal_client, task_queue, push("start", 3, key="restart"))
+        first = await run_push(temporal_client, task_queue, push(version=1))
+        second = await run_push(temporal_client, task_queue, push(version=2))
+        kickoff = await run_push(temporal_client, task_queue, push("start", 2, key="kickoff"))
+        kickoff_again = await run_push(temporal_client, task_queue, push("start", 3, key="restart"))
 
     assert (first.sent, first.deactivated) == (2, 1)
     assert (second.sent, second.deactivated, second.targets) == (2, 0, 2)
@@ -194,7 +188,7 @@ async def test_throttling_storm_backs_off_and_still_delivers_each_push_once(
     await sim.fault(status=429, count=300)
     goal = push(priority=10, alert=True, moment=KeyMoment(kind="goal", side="away"))
     async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
-        result = await run(temporal_client, task_queue, goal)
+        result = await run_push(temporal_client, task_queue, goal)
 
     pushes = await sim.pushes()
     statuses = Counter(p["status"] for p in pushes)
@@ -223,9 +217,9 @@ async def test_older_states_are_dropped_and_routine_changes_coalesced(
     running = await seed.running_activities(db, 3)
     paced = replace(fanout_config, min_update_interval=1.0)
     async with push_worker(temporal_client, task_queue, engine, apns_client, paced):
-        first = await run(temporal_client, task_queue, push(version=5, routine=True))
-        second = await run(temporal_client, task_queue, push(version=6, routine=True, timestamp=NOW + 1))
-        older = await run(temporal_client, task_queue, push(version=4, timestamp=NOW + 2))
+        first = await run_push(temporal_client, task_queue, push(version=5, routine=True))
+        second = await run_push(temporal_client, task_queue, push(version=6, routine=True, timestamp=NOW + 1))
+        older = await run_push(temporal_client, task_queue, push(version=4, timestamp=NOW + 2))
 
     assert first.sent == 3 and first.deferred == 0
     assert second.sent == 3 and second.deferred == 3
@@ -254,7 +248,7 @@ async def test_goaway_mid_fanout_loses_and_doubles_nothing(
     await sim.fault(action="goaway", count=1)
     goal = push(priority=10, alert=True, moment=KeyMoment(kind="goal", side="home"))
     async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
-        result = await run(temporal_client, task_queue, goal)
+        result = await run_push(temporal_client, task_queue, goal)
 
     pushes = await sim.pushes()
     assert by_token([p for p in pushes if p["status"] == 200]) == {a.push_token: 1 for a in running}
@@ -281,7 +275,7 @@ async def test_alerts_released_through_an_apns_outage_reach_every_device_once(
     async with push_worker(
         temporal_client, task_queue, engine, apns_client, replace(fanout_config, policy=policy)
     ):
-        result = await run(temporal_client, task_queue, goal)
+        result = await run_push(temporal_client, task_queue, goal)
 
     pushes = await sim.pushes()
     assert by_token([p for p in pushes if p["status"] == 200]) == {a.push_token: 1 for a in running}
@@ -305,7 +299,7 @@ async def test_a_dropped_connection_never_repeats_an_alert(
     await sim.fault(action="disconnect", count=1, latency_ms=50)
     goal = push(priority=10, alert=True, moment=KeyMoment(kind="red_card", side="away"))
     async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
-        result = await run(temporal_client, task_queue, goal)
+        result = await run_push(temporal_client, task_queue, goal)
 
     pushes = await sim.pushes()
     assert max(by_token(pushes).values()) == 1
@@ -330,7 +324,7 @@ async def test_a_rejected_provider_key_stops_the_fanout_without_retrying(
     await sim.fault(status=403, reason="InvalidProviderToken", duration_s=30)
     async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
         with pytest.raises(WorkflowFailureError) as failed:
-            await run(temporal_client, task_queue, push(version=1))
+            await run_push(temporal_client, task_queue, push(version=1))
 
     cause = failed.value.cause.cause
     assert isinstance(cause, ApplicationError) and cause.type == APNS_CONFIG_ERROR
@@ -350,10 +344,10 @@ async def test_a_worker_without_apns_settings_only_fails_when_there_is_someone_t
     """No APNS_KEY_PATH: a fixture nobody follows is pushed to in no time; one with followers fails for good."""
     await seed.fixture(db)
     async with push_worker(temporal_client, task_queue, engine, None, fanout_config):
-        nobody = await run(temporal_client, task_queue, push("start", 0, key="kickoff"))
+        nobody = await run_push(temporal_client, task_queue, push("start", 0, key="kickoff"))
         await seed.followers(db, 2)
         with pytest.raises(WorkflowFailureError) as failed:
-            await run(temporal_client, task_queue, push("start", 0, key="kickoff"))
+            await run_push(temporal_client, task_queue, push("start", 0, key="kickoff"))
 
     assert nobody == PushResult(effect="la.start")
     cause = failed.value.cause.cause
@@ -383,7 +377,7 @@ async def test_an_end_claimed_by_an_attempt_that_died_is_sent_by_the_next(
     assert len(claimed) == 20, "the dying attempt claimed every activity"
 
     async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
-        result = await run(temporal_client, task_queue, end)
+        result = await run_push(temporal_client, task_queue, end)
 
     pushes = await sim.pushes()
     assert by_token([p for p in pushes if p["status"] == 200]) == {a.push_token: 1 for a in running}

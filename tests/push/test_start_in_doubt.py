@@ -10,7 +10,6 @@ the start reports its activity's token within seconds; one still silent after
 
 from __future__ import annotations
 
-import uuid
 from collections import Counter
 
 import asyncpg
@@ -20,11 +19,11 @@ from temporalio.client import Client
 from activities.push.apns import ApnsClient
 from activities.push.fanout import FanoutConfig
 from activities.push.store import START_DOUBT_GRACE_S, PushStore
-from domain.pushes import LiveState, PushInput, PushResult
+from domain.pushes import LiveState, PushInput
 from scoreline.devices.store import report_activity_token
 from tests.push import seed
 from tests.push.simulator import PushSim
-from tests.push.workflow import PushOnceWorkflow, push_worker
+from tests.push.workflow import push_worker, run_push
 
 FOLLOWERS = 6
 KICKOFF = PushInput(
@@ -36,12 +35,6 @@ KICKOFF = PushInput(
     state=LiveState(state="live_first_half", minute=1, version=1),
     timestamp=1_790_000_000,
 )
-
-
-async def _walk(client: Client, task_queue: str) -> PushResult:
-    return await client.execute_workflow(
-        PushOnceWorkflow.run, KICKOFF, id=f"push-{uuid.uuid4()}", task_queue=task_queue
-    )
 
 
 async def _claimed_by_an_attempt_that_died(engine: AsyncEngine) -> None:
@@ -66,7 +59,7 @@ async def test_a_start_in_doubt_is_sent_again_to_a_follower_whose_activity_never
     await _claimed_by_an_attempt_that_died(engine)
 
     async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
-        doubted = await _walk(temporal_client, task_queue)
+        doubted = await run_push(temporal_client, task_queue, KICKOFF)
         # Within the grace nothing goes out, and the match is marked for the sweep to walk again.
         assert (doubted.sent, doubted.in_doubt) == (0, FOLLOWERS)
         assert await sim.pushes() == []
@@ -85,8 +78,8 @@ async def test_a_start_in_doubt_is_sent_again_to_a_follower_whose_activity_never
             "UPDATE live_activity SET updated_at = updated_at - make_interval(secs => $1)",
             START_DOUBT_GRACE_S + 1,
         )
-        resent = await _walk(temporal_client, task_queue)
-        again = await _walk(temporal_client, task_queue)
+        resent = await run_push(temporal_client, task_queue, KICKOFF)
+        again = await run_push(temporal_client, task_queue, KICKOFF)
 
     starts = Counter(p["token"] for p in await sim.pushes() if p["status"] == 200)
     assert starts == {f.push_to_start_token: 1 for f in followers[1:]}

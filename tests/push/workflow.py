@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
 
 from temporalio import workflow
@@ -54,3 +55,11 @@ def push_worker(
         max_heartbeat_throttle_interval=timedelta(seconds=1),
         default_heartbeat_throttle_interval=timedelta(seconds=1),
     )
+
+
+async def run_push(client: Client, task_queue: str, push: PushInput) -> PushResult:
+    """Run `push` once through `PushOnceWorkflow` on a worker of `task_queue`; its result."""
+    result: PushResult = await client.execute_workflow(
+        PushOnceWorkflow.run, push, id=f"push-{uuid.uuid4()}", task_queue=task_queue
+    )
+    return result

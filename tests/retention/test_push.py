@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-
 import asyncpg
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -17,7 +15,7 @@ from domain.moments import KeyMoment
 from domain.pushes import LiveState, PushInput, PushResult
 from tests.push import seed
 from tests.push.simulator import PushSim
-from tests.push.workflow import PushOnceWorkflow, push_worker
+from tests.push.workflow import push_worker, run_push
 from tests.retention.rows import AGES, older_than
 from workflows.retention_types import RetentionTable
 
@@ -68,6 +66,4 @@ async def test_a_purged_match_gets_no_push_again(
 
 
 async def _push(client: Client, task_queue: str) -> PushResult:
-    return await client.execute_workflow(
-        PushOnceWorkflow.run, GOAL, id=f"push-{uuid.uuid4()}", task_queue=task_queue
-    )
+    return await run_push(client, task_queue, GOAL)
