@@ -10,8 +10,8 @@ The outcome is what the fan-out writes to the ledger:
   claim is released so a later attempt of the activity sends it;
 - `in_doubt`: sent, never answered, and not safe to send again (an alert or a start: a second one
   would show twice);
-- `stale`: not sent again after a failed attempt because a newer push has claimed the activity
-  meanwhile: sent after it, this one would be older than what the device shows (it drops it).
+- `stale`: not sent (or not sent again) because a newer push has claimed the activity since this
+  one did: sent after it, this one would be older than what the device shows (it drops it).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from scoreline.metrics.instruments import metrics
 Outcome = Literal["sent", "dead", "rejected", "released", "in_doubt", "stale"]
 
 StillCurrent = Callable[[], Awaitable[bool]]
-"""Whether the push being retried is still the newest one claimed for its activity."""
+"""Whether the push about to be sent is still the newest one claimed for its activity."""
 
 
 @dataclass(frozen=True)
@@ -119,9 +119,10 @@ class Sender:
 
         `resend_if_unknown`: after a timeout or a lost connection, send again (a state-only update,
         which the device shows once however often it comes) or stop as `in_doubt` (alerts, starts).
-        `still_current`: asked before each attempt after the first; once it says no, the push is
-        `stale` (the lanes run side by side, so a newer push can claim the activity while this one
-        waits out an outage). Before each attempt the worker's `DeadTokens` is asked too: a token
+        `still_current`: asked before each request, its in-flight slot taken; once it says no, the
+        push is `stale` (the lanes run side by side, so a newer push can claim the activity while
+        this one waits for a slot or out an outage). Before each attempt the worker's `DeadTokens`
+        is asked too: a token
         another push found dead since `read_at` (when Postgres was read for this target; by
         default, this call), or whose death Postgres did not have yet then, is `dead` without
         another request.
@@ -137,12 +138,13 @@ class Sender:
                 return Delivery(
                     "dead", tuple(attempts), death.status, death.reason, timestamp_ms=death.timestamp_ms
                 )
-            if number > 1 and still_current is not None and not await still_current():
-                return Delivery("stale", tuple(attempts), reason="superseded")
             body = bodies[level]
             async with self._limit.slot():
                 if self._stopping.is_set():
                     return Delivery("released", tuple(attempts), reason="stopping")
+                # Asked with the slot taken: nothing but this request lies between the answer and APNs.
+                if still_current is not None and not await still_current():
+                    return Delivery("stale", tuple(attempts), reason="superseded")
                 try:
                     answer = await self._client.send(
                         device_token, body, priority=priority, expiration=expiration

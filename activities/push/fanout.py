@@ -34,6 +34,7 @@ from activities.push.apns import ApnsClient
 from activities.push.dead_tokens import DeadTokens
 from activities.push.delivery import Delivery, Sender, SendPolicy
 from activities.push.limiter import AdaptiveLimit
+from activities.push.overtaken import NewerClaims
 from activities.push.pacing import decide
 from activities.push.payloads import build, variants
 from activities.push.store import PushStore, Target
@@ -124,6 +125,7 @@ class _Fanout:
         self.push = push
         self.config = config
         self.store = PushStore(engine, push, config.environment)
+        self.newer_claims = NewerClaims(self.store.overtaken)
         self.stopping = asyncio.Event()
         self.dead = dead
         self.sender = (
@@ -345,7 +347,7 @@ class _Fanout:
                     priority=push.priority,
                     expiration=expiration,
                     resend_if_unknown=push.repeatable,
-                    still_current=partial(self.store.still_claimed, target),
+                    still_current=partial(self.newer_claims.current, target.live_activity_id),
                     read_at=target.read_at,
                 )
             ): target

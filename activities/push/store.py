@@ -4,6 +4,7 @@ The gate is the ledger of one push (`fixture_id`, `event_key`, `effect`), one ro
 (`live_activity.id`), whose `outcome.state` goes:
 
     claimed (by one attempt) ──► sent | dead | rejected        (settled after the answer)
+        │                  ├───► stale                         (a newer push claimed it before the request)
         │                  └───► row deleted                   (released: a later attempt sends it)
         └── the claiming attempt died ──► in_doubt             (never sent again: no double alert)
                                              └──► claimed     (a start whose activity never came:
@@ -11,8 +12,9 @@ The gate is the ledger of one push (`fixture_id`, `event_key`, `effect`), one ro
     stale                                                     (never claimed: a newer state was shown)
 
 A claim is an `INSERT … ON CONFLICT DO NOTHING`: only a new row is acted on, whatever retries
-happen. Every statement handles a whole batch (arrays and `unnest`), so a 10,000-device fan-out
-costs a few dozen round trips, not tens of thousands.
+happen. Every statement handles a whole batch (arrays and `unnest`), and the deliveries share their
+last look before sending (`overtaken`, see `activities.push.overtaken`), so a 10,000-device fan-out
+costs a few hundred round trips, not tens of thousands.
 """
 
 from __future__ import annotations
@@ -220,19 +222,22 @@ class PushStore:
             await self._set_outcomes(conn, overtaken, [json.dumps({"state": "stale"})] * len(overtaken))
         return [t for t in claimed if t.live_activity_id in reserved]
 
-    async def still_claimed(self, target: Target) -> bool:
-        """Whether `target`'s activity still holds this push's claim (no newer push has moved its
-        last-sent timestamp past this one's). A failed read answers yes: the retry goes on, and
-        the device itself drops a push older than what it shows."""
+    async def overtaken(self, live_activity_ids: list[int]) -> set[int]:
+        """Of these activities, those a newer push has claimed (moved their last-sent timestamp
+        past this one's). A failed read answers none: the push goes on, and the device itself
+        drops one older than what it shows."""
         try:
             async with self._engine.connect() as conn:
-                newest = await conn.scalar(
-                    text("SELECT last_timestamp FROM live_activity WHERE id = :id"),
-                    {"id": target.live_activity_id},
+                rows = await conn.scalars(
+                    text(
+                        """SELECT id FROM live_activity
+                        WHERE id = ANY(CAST(:ids AS bigint[])) AND last_timestamp > :timestamp"""
+                    ),
+                    {"ids": live_activity_ids, "timestamp": self._push.timestamp},
                 )
+                return {int(live_activity_id) for live_activity_id in rows}
         except (OSError, SQLAlchemyError):
-            return True
-        return newest is None or int(newest) <= self._push.timestamp
+            return set()
 
     async def settle(self, results: list[tuple[Target, Delivery]], trace_id: str | None) -> None:
         """Write the outcomes, every attempt, and what they mean for tokens and activities.

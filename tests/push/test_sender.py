@@ -146,9 +146,12 @@ async def test_a_retry_is_not_sent_once_a_newer_push_has_claimed_the_activity(
     superseded, current = apns_token(), apns_token()
     await sim.fault(status=500, token=superseded, count=1)
     await sim.fault(status=500, token=current, count=1)
+    asked: list[str] = []
 
-    async def no() -> bool:
-        return False
+    async def no_longer() -> bool:
+        """Current for the first request; a newer push claims the activity during the outage."""
+        asked.append(superseded)
+        return len(asked) == 1
 
     async def yes() -> bool:
         return True
@@ -160,7 +163,7 @@ async def test_a_retry_is_not_sent_once_a_newer_push_has_claimed_the_activity(
             priority=10,
             expiration=GOAL.timestamp + 900,
             resend_if_unknown=True,
-            still_current=no,
+            still_current=no_longer,
         ),
         sender(apns_client).deliver(
             current,
@@ -172,6 +175,7 @@ async def test_a_retry_is_not_sent_once_a_newer_push_has_claimed_the_activity(
         ),
     )
     assert (stale.outcome, [a.status for a in stale.attempts]) == ("stale", [500])
+    assert len(asked) == 2, "asked before the first request and before the retry"
     assert (sent.outcome, [a.status for a in sent.attempts]) == ("sent", [500, 200])
     assert [p["status"] for p in await sim.pushes(superseded)] == [500], "the superseded push was sent again"
 
