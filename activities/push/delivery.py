@@ -6,8 +6,8 @@ The outcome is what the fan-out writes to the ledger:
 - `dead`: the token is dead (400 BadDeviceToken, 410): deactivate it;
 - `rejected`: APNs will never take this push (too large even trimmed, not for this topic …);
   with `stop_all`, the cause is ours (key, topic, request shape) and the fan-out stops;
-- `released`: not delivered, for a passing reason (5xx, throttling, network, stopping): the ledger
-  claim is released so a later attempt of the activity sends it;
+- `released`: not delivered, for a passing reason (5xx, throttling, network, stopping, Postgres
+  out of reach for the last look): the ledger claim is released so a later attempt sends it;
 - `in_doubt`: sent, never answered, and not safe to send again (an alert or a start: a second one
   would show twice);
 - `stale`: not sent (or not sent again) because a newer push has claimed the activity since this
@@ -26,14 +26,17 @@ from typing import Literal
 from activities.push.apns import ApnsClient
 from activities.push.connection import MaybeSent, NotSent
 from activities.push.dead_tokens import DeadTokens
+from activities.push.last_look import Standing
 from activities.push.limiter import AdaptiveLimit
 from activities.push.outcomes import Verdict, classify
 from scoreline.metrics.instruments import metrics
 
 Outcome = Literal["sent", "dead", "rejected", "released", "in_doubt", "stale"]
 
-StillCurrent = Callable[[], Awaitable[bool]]
-"""Whether the push about to be sent is still the newest one claimed for its activity."""
+LookBeforeSending = Callable[[], Awaitable[Standing]]
+"""The last look (`activities.push.last_look`): still the newest claimed, and marked as being sent?"""
+ClaimedSince = Callable[[], bool]
+"""Whether a newer push has claimed the activity in this worker (`ClaimedHere`): no I/O."""
 
 
 @dataclass(frozen=True)
@@ -112,17 +115,19 @@ class Sender:
         priority: int,
         expiration: int,
         resend_if_unknown: bool,
-        still_current: StillCurrent | None = None,
+        look: LookBeforeSending | None = None,
+        claimed_since: ClaimedSince | None = None,
         read_at: float | None = None,
     ) -> Delivery:
         """Send the first of `bodies` (smaller ones follow a 413) until an outcome is certain.
 
         `resend_if_unknown`: after a timeout or a lost connection, send again (a state-only update,
         which the device shows once however often it comes) or stop as `in_doubt` (alerts, starts).
-        `still_current`: asked before each request, its in-flight slot taken; once it says no, the
-        push is `stale` (the lanes run side by side, so a newer push can claim the activity while
-        this one waits for a slot or out an outage). Before each attempt the worker's `DeadTokens`
-        is asked too: a token
+        `look`: taken before each request, its in-flight slot taken; overtaken, the push is `stale`
+        (the lanes run side by side, so a newer push can claim the activity while this one waits
+        for a slot or out an outage); unknown, `released`. `claimed_since` is asked after it,
+        right before the request. Before each attempt the worker's `DeadTokens` is asked too: a
+        token
         another push found dead since `read_at` (when Postgres was read for this target; by
         default, this call), or whose death Postgres did not have yet then, is `dead` without
         another request.
@@ -142,9 +147,14 @@ class Sender:
             async with self._limit.slot():
                 if self._stopping.is_set():
                     return Delivery("released", tuple(attempts), reason="stopping")
-                # Asked with the slot taken: nothing but this request lies between the answer and APNs.
-                if still_current is not None and not await still_current():
+                # Looked with the slot taken: nothing but this request lies between the answer and APNs.
+                standing = Standing.GO if look is None else await look()
+                if standing is Standing.GO and claimed_since is not None and claimed_since():
+                    standing = Standing.OVERTAKEN
+                if standing is Standing.OVERTAKEN:
                     return Delivery("stale", tuple(attempts), reason="superseded")
+                if standing is Standing.UNKNOWN:
+                    return Delivery("released", tuple(attempts), reason="last look failed")
                 try:
                     answer = await self._client.send(
                         device_token, body, priority=priority, expiration=expiration

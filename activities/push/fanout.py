@@ -11,8 +11,10 @@ re-reading a batch harmless.
 Stopping (worker shutdown, cancellation): no new request starts; requests in flight get up to
 `drain_timeout` to be answered, their outcomes are written, the rest is released for the next
 attempt. So a restart delivers each push exactly once. A hard kill (SIGKILL, power loss) cannot
-write anything: that attempt's open claims become `in_doubt` and are never sent again (at most
-once: a goal alert never shows twice, and the next update brings the state anyway).
+write anything: the next attempt sends that attempt's claims whose requests had not begun (each
+request's last look marks its claim first, `activities.push.last_look`); those that had begun
+are `in_doubt` and are never sent again (at most once: a goal alert never shows twice, and the
+next update brings the state anyway).
 """
 
 from __future__ import annotations
@@ -33,8 +35,8 @@ from temporalio.exceptions import ApplicationError
 from activities.push.apns import ApnsClient
 from activities.push.dead_tokens import DeadTokens
 from activities.push.delivery import Delivery, Sender, SendPolicy
+from activities.push.last_look import ClaimedHere, LastLook
 from activities.push.limiter import AdaptiveLimit
-from activities.push.overtaken import NewerClaims
 from activities.push.pacing import decide
 from activities.push.payloads import build, variants
 from activities.push.store import PushStore, Target
@@ -90,7 +92,8 @@ class _Prepared:
 
 
 class PushActivities:
-    """The APNs client and the database, injected once per worker, and the worker's `DeadTokens`.
+    """The APNs client and the database, injected once per worker, and the worker's `DeadTokens`
+    and `ClaimedHere`.
 
     `client` is None on a worker without APNs settings (`APNS_KEY_PATH` unset): a push with no
     target then succeeds with zero counts, one with targets fails for good (`ApnsConfigError`).
@@ -101,13 +104,16 @@ class PushActivities:
         self._client = client
         self._config = config
         self._dead = DeadTokens()
+        self._claimed_here = ClaimedHere()
 
     @activity.defn(name="push_live_activities")
     async def push_live_activities(self, push: PushInput) -> PushResult:
         """Send `push` to every target once; see the module docstring."""
         # The change's own trace (a poll's or a desk request's) wins over the workflow's.
         with bound_trace(push.trace_id) if push.trace_id else contextlib.nullcontext():
-            return await _Fanout(self._engine, self._client, self._config, self._dead, push).run()
+            return await _Fanout(
+                self._engine, self._client, self._config, self._dead, self._claimed_here, push
+            ).run()
 
 
 class _Fanout:
@@ -119,15 +125,16 @@ class _Fanout:
         client: ApnsClient | None,
         config: FanoutConfig,
         dead: DeadTokens,
+        claimed_here: ClaimedHere,
         push: PushInput,
     ) -> None:
         info = activity.info()
         self.push = push
         self.config = config
         self.store = PushStore(engine, push, config.environment)
-        self.newer_claims = NewerClaims(self.store.overtaken)
         self.stopping = asyncio.Event()
         self.dead = dead
+        self.claimed_here = claimed_here
         self.sender = (
             None
             if client is None
@@ -141,6 +148,7 @@ class _Fanout:
             )
         )
         self.claimant = f"{info.workflow_run_id}/{info.activity_id}#{info.attempt}"
+        self.last_look = LastLook(partial(self.store.mark_sending, self.claimant))
         details = info.heartbeat_details
         self.resumed_from = str(details[0]) if details else None
         self.cursor = self.resumed_from or self.store.first_cursor
@@ -270,7 +278,8 @@ class _Fanout:
             self.deferred += len(waiting)
             await asyncio.sleep(max(0.0, min(until for _, until in waiting) - time.time()))
             send, stale, waiting = self._triage(await self.store.reload([target for target, _ in waiting]))
-            results = await self._send(await self._claim(send, stale, state), bodies)
+            claimed = await self._claim(send, stale, state)
+            results = await self._collect(self._launch(claimed, bodies), [])
             await _to_the_end(self._settle(results))
             failure = self._failure(results)
             if failure is not None:
@@ -325,7 +334,9 @@ class _Fanout:
         """Claim in the gate; if cancelled meanwhile, finish the write and release what it claimed."""
         claiming = asyncio.ensure_future(self.store.claim(send, stale, self.claimant, state))
         try:
-            return await asyncio.shield(claiming)
+            claimed = await asyncio.shield(claiming)
+            self.claimed_here.claimed((target.live_activity_id for target in claimed), self.push.timestamp)
+            return claimed
         except asyncio.CancelledError:
             claimed = await claiming
             released = [(target, Delivery("released", (), reason="stopping")) for target in claimed]
@@ -347,8 +358,11 @@ class _Fanout:
                     priority=push.priority,
                     expiration=expiration,
                     resend_if_unknown=push.repeatable,
-                    still_current=partial(self.newer_claims.current, target.live_activity_id),
+                    look=partial(self.last_look.look, target.live_activity_id),
                     read_at=target.read_at,
+                    claimed_since=partial(
+                        self.claimed_here.newer_than, target.live_activity_id, push.timestamp
+                    ),
                 )
             ): target
             for target in targets
@@ -365,9 +379,6 @@ class _Fanout:
                     await self._drain(batch)
                 raise
         return [(target, task.result()) for task, target in sending.items()]
-
-    async def _send(self, targets: list[Target], bodies: tuple[bytes, ...]) -> list[tuple[Target, Delivery]]:
-        return await self._collect(self._launch(targets, bodies), [])
 
     async def _drain(self, sending: _Sending) -> None:
         """Let requests in flight be answered (the rest stop before sending), then record every

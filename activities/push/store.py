@@ -6,14 +6,16 @@ The gate is the ledger of one push (`fixture_id`, `event_key`, `effect`), one ro
     claimed (by one attempt) ──► sent | dead | rejected        (settled after the answer)
         │                  ├───► stale                         (a newer push claimed it before the request)
         │                  └───► row deleted                   (released: a later attempt sends it)
-        └── the claiming attempt died ──► in_doubt             (never sent again: no double alert)
+        ├── the claiming attempt died, never marked it `sending` ──► claimed by the next attempt
+        └── the claiming attempt died after marking it ──► in_doubt (an alert or start: never sent
+                                             │                       again, no double alert)
                                              └──► claimed     (a start whose activity never came:
                                                                sent again after START_DOUBT_GRACE_S)
     stale                                                     (never claimed: a newer state was shown)
 
 A claim is an `INSERT … ON CONFLICT DO NOTHING`: only a new row is acted on, whatever retries
 happen. Every statement handles a whole batch (arrays and `unnest`), and the deliveries share their
-last look before sending (`overtaken`, see `activities.push.overtaken`), so a 10,000-device fan-out
+last look before sending (`mark_sending`, see `activities.push.last_look`), so a 10,000-device fan-out
 costs a few hundred round trips, not tens of thousands.
 """
 
@@ -25,7 +27,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
@@ -38,6 +40,7 @@ from domain.pushes import PushInput, PushResult
 from scoreline.outages import is_outage
 
 _T = TypeVar("_T")
+_TakeOver = Literal["all", "unsent", "none"]
 
 FIRST_DEVICE = str(uuid.UUID(int=0))
 """Cursor before every device id (`start` walks followers by device id)."""
@@ -180,8 +183,8 @@ class PushStore:
     ) -> list[Target]:
         push = self._push
         keys = [t.key for t in targets]
-        await self._settle_dead_claims(conn, keys, claimant, push.repeatable)
-        await self._settle_dead_claims(conn, [t.key for t in stale], claimant, take_over=False)
+        await self._settle_dead_claims(conn, keys, claimant, "all" if push.repeatable else "unsent")
+        await self._settle_dead_claims(conn, [t.key for t in stale], claimant, "none")
         if push.kind == "start":
             await self._retake_doubtful_starts(conn, keys, claimant)
         if stale:
@@ -222,22 +225,34 @@ class PushStore:
             await self._set_outcomes(conn, overtaken, [json.dumps({"state": "stale"})] * len(overtaken))
         return [t for t in claimed if t.live_activity_id in reserved]
 
-    async def overtaken(self, live_activity_ids: list[int]) -> set[int]:
-        """Of these activities, those a newer push has claimed (moved their last-sent timestamp
-        past this one's). A failed read answers none: the push goes on, and the device itself
-        drops one older than what it shows."""
+    async def mark_sending(self, claimant: str, live_activity_ids: list[int]) -> set[int] | None:
+        """Mark `claimant`'s claims on these activities as being sent, where no newer push has
+        claimed the activity since (moved its last-sent timestamp past this one's); the ids
+        marked. None when Postgres cannot be reached: nothing is known, so nothing is sent (the
+        soak's seed 14 sent 90 routine updates after newer alerts while Postgres restarted)."""
         try:
-            async with self._engine.connect() as conn:
+            async with self._engine.begin() as conn:
                 rows = await conn.scalars(
                     text(
-                        """SELECT id FROM live_activity
-                        WHERE id = ANY(CAST(:ids AS bigint[])) AND last_timestamp > :timestamp"""
+                        """UPDATE effect_log e SET outcome = e.outcome || '{"sending": true}'::jsonb
+                        FROM live_activity la
+                        WHERE e.fixture_id = :fixture_id AND e.event_key = :event_key
+                          AND e.effect = :effect AND e.target = ANY(CAST(:targets AS text[]))
+                          AND e.outcome->>'state' = 'claimed' AND e.outcome->>'by' = :claimant
+                          AND la.id = CAST(e.target AS bigint)
+                          AND (la.last_timestamp IS NULL OR la.last_timestamp <= :timestamp)
+                        RETURNING la.id"""
                     ),
-                    {"ids": live_activity_ids, "timestamp": self._push.timestamp},
+                    {
+                        **self._gate,
+                        "targets": [str(live_activity_id) for live_activity_id in live_activity_ids],
+                        "claimant": claimant,
+                        "timestamp": self._push.timestamp,
+                    },
                 )
                 return {int(live_activity_id) for live_activity_id in rows}
         except (OSError, SQLAlchemyError):
-            return set()
+            return None
 
     async def settle(self, results: list[tuple[Target, Delivery]], trace_id: str | None) -> None:
         """Write the outcomes, every attempt, and what they mean for tokens and activities.
@@ -439,20 +454,19 @@ class PushStore:
         return Batch(targets, str(followers[-1].id), last=len(followers) < limit)
 
     async def _settle_dead_claims(
-        self, conn: AsyncConnection, keys: list[str], claimant: str, take_over: bool
+        self, conn: AsyncConnection, keys: list[str], claimant: str, take_over: _TakeOver
     ) -> None:
-        """Another attempt's claims among `keys`: taken over by `claimant` with `take_over`, else
-        marked `in_doubt`."""
+        """Another attempt's claims among `keys`: taken over by `claimant` (`all`; `unsent`: those
+        its last look never marked as being sent, which never reached APNs), the rest marked
+        `in_doubt`."""
         if not keys:
             return
-        outcome = (
-            "jsonb_build_object('state', 'claimed', 'by', CAST(:claimant AS text), 'took_over', outcome)"
-            if take_over
-            else "jsonb_build_object('state', 'in_doubt', 'claim', outcome)"
-        )
+        taken = {"all": "true", "unsent": "NOT (outcome ? 'sending')", "none": "false"}[take_over]
         await conn.execute(
             text(
-                f"""UPDATE effect_log SET outcome = {outcome}
+                f"""UPDATE effect_log SET outcome = CASE WHEN {taken}
+                    THEN jsonb_build_object('state', 'claimed', 'by', CAST(:claimant AS text), 'took_over', outcome)
+                    ELSE jsonb_build_object('state', 'in_doubt', 'claim', outcome) END
                 WHERE fixture_id = :fixture_id AND event_key = :event_key AND effect = :effect
                   AND target = ANY(CAST(:targets AS text[]))
                   AND outcome->>'state' = 'claimed' AND outcome->>'by' <> :claimant"""

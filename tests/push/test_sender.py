@@ -11,6 +11,7 @@ import uvloop
 from activities.push.apns import ApnsClient
 from activities.push.dead_tokens import DeadTokens
 from activities.push.delivery import Delivery, Sender
+from activities.push.last_look import ClaimedHere, Standing
 from activities.push.limiter import AdaptiveLimit
 from activities.push.payloads import FixtureNames, build, variants
 from domain.moments import KeyMoment
@@ -148,13 +149,13 @@ async def test_a_retry_is_not_sent_once_a_newer_push_has_claimed_the_activity(
     await sim.fault(status=500, token=current, count=1)
     asked: list[str] = []
 
-    async def no_longer() -> bool:
+    async def no_longer() -> Standing:
         """Current for the first request; a newer push claims the activity during the outage."""
         asked.append(superseded)
-        return len(asked) == 1
+        return Standing.GO if len(asked) == 1 else Standing.OVERTAKEN
 
-    async def yes() -> bool:
-        return True
+    async def yes() -> Standing:
+        return Standing.GO
 
     stale, sent = await asyncio.gather(
         sender(apns_client).deliver(
@@ -163,7 +164,7 @@ async def test_a_retry_is_not_sent_once_a_newer_push_has_claimed_the_activity(
             priority=10,
             expiration=GOAL.timestamp + 900,
             resend_if_unknown=True,
-            still_current=no_longer,
+            look=no_longer,
         ),
         sender(apns_client).deliver(
             current,
@@ -171,7 +172,7 @@ async def test_a_retry_is_not_sent_once_a_newer_push_has_claimed_the_activity(
             priority=10,
             expiration=GOAL.timestamp + 900,
             resend_if_unknown=True,
-            still_current=yes,
+            look=yes,
         ),
     )
     assert (stale.outcome, [a.status for a in stale.attempts]) == ("stale", [500])
@@ -264,3 +265,46 @@ async def test_a_retry_stops_once_another_push_found_the_token_dead(
     assert (other.outcome, other.status) == ("dead", 410)
     assert (stopped.outcome, stopped.status, stopped.timestamp_ms) == ("dead", 410, other.timestamp_ms)
     assert [a.status for a in stopped.attempts] == [429]
+
+
+async def test_a_push_whose_last_look_cannot_reach_postgres_is_released_unsent(
+    apns_client: ApnsClient, sim: PushSim
+) -> None:
+    """The soak of 2026-12-02 (seed 14): a look that failed answered "still current", and during a
+    Postgres restart 90 routine updates went out after newer alerts. Unknown now means not sent."""
+    token = apns_token()
+
+    async def unknown() -> Standing:
+        return Standing.UNKNOWN
+
+    delivery = await sender(apns_client).deliver(
+        token, BODIES, priority=5, expiration=GOAL.timestamp + 900, resend_if_unknown=True, look=unknown
+    )
+    assert (delivery.outcome, delivery.attempts) == ("released", ())
+    assert await sim.pushes(token) == []
+
+
+async def test_a_newer_claim_made_in_this_worker_after_the_look_stops_the_request(
+    apns_client: ApnsClient, sim: PushSim
+) -> None:
+    """The soak of 2026-12-02 (seed 14): a busy worker started 45 routine requests 155 ms after
+    their look, behind a newer alert it had claimed meanwhile. The worker's own claims are asked
+    last, with nothing between the answer and the request."""
+    token = apns_token()
+    claimed_here = ClaimedHere()
+
+    async def look() -> Standing:
+        claimed_here.claimed([7], GOAL.timestamp + 6)  # the alert claims the activity meanwhile
+        return Standing.GO
+
+    delivery = await sender(apns_client).deliver(
+        token,
+        BODIES,
+        priority=5,
+        expiration=GOAL.timestamp + 900,
+        resend_if_unknown=True,
+        look=look,
+        claimed_since=lambda: claimed_here.newer_than(7, GOAL.timestamp),
+    )
+    assert (delivery.outcome, delivery.attempts) == ("stale", ())
+    assert await sim.pushes(token) == []

@@ -1,7 +1,7 @@
 """A push-to-start left in doubt by a killed fan-out attempt is sent again once its grace is over.
 
 The soak of 2026-12-02 (seed 8): a start fan-out claimed its followers' push-to-starts and its
-worker was SIGKILLed before sending them. The retry found the claims of a dead attempt and marked
+worker was SIGKILLed as it sent them. The retry found the claims of a dead attempt and marked
 them `in_doubt`, and, a start being an alert, nothing ever sent them again: 107 followers of one
 cricket match (and 21 of desk matches) had no Live Activity for the whole match. A phone that got
 the start reports its activity's token within seconds; one still silent after
@@ -38,11 +38,14 @@ KICKOFF = PushInput(
 
 
 async def _claimed_by_an_attempt_that_died(engine: AsyncEngine) -> None:
-    """What the SIGKILLed attempt left: every follower's start claimed, none sent."""
+    """What the SIGKILLed attempt left: every follower's start claimed and its request begun (the
+    last look marked it), no answer written."""
     store = PushStore(engine, KICKOFF, "sandbox")
     batch = await store.load(store.first_cursor, limit=100)
     claimed = await store.claim(batch.targets, [], "killed-run/1#1", state={"version": 1})
     assert len(claimed) == FOLLOWERS
+    marked = await store.mark_sending("killed-run/1#1", [target.live_activity_id for target in claimed])
+    assert marked == {target.live_activity_id for target in claimed}
 
 
 async def test_a_start_in_doubt_is_sent_again_to_a_follower_whose_activity_never_came(

@@ -1,0 +1,82 @@
+"""Claims a SIGKILLed fan-out attempt never began sending are sent by the next; begun ones stay in doubt.
+
+The soak of 2026-12-02 (seed 14): a worker slowed down by a Redis outage claimed a goal's alerts
+for 89 phones (and 9 followers' push-to-starts) and was SIGKILLed before it sent one. The retry
+found the claims of an attempt that died and, an alert never being sent twice, marked them all
+`in_doubt`: the goal never reached those phones. Each request's last look now marks its claim as
+being sent first (`PushStore.mark_sending`): an unmarked claim never reached APNs and is taken over.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import asyncpg
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio.client import Client
+
+from activities.push.apns import ApnsClient
+from activities.push.fanout import FanoutConfig
+from activities.push.store import PushStore
+from domain.moments import KeyMoment
+from scoreline.db.engine import create_engine
+from tests.push import seed
+from tests.push.simulator import PushSim
+from tests.push.test_fanout import push
+from tests.push.workflow import push_worker, run_push
+
+GOAL = push(version=3, priority=10, alert=True, moment=KeyMoment(kind="goal", side="home", minute=23))
+KILLED = "killed-run/1#1"
+DEVICES = 6
+BEGUN = 2
+"""Of the killed attempt's claims, those whose request had begun (marked by its last look)."""
+
+
+async def test_an_alert_claimed_by_a_killed_attempt_before_its_requests_began_is_sent_by_the_next(
+    temporal_client: Client,
+    task_queue: str,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    fanout_config: FanoutConfig,
+    sim: PushSim,
+    db: asyncpg.Connection,
+) -> None:
+    """Four phones never reached get the goal once; the two whose request may have gone out are
+    in doubt and get nothing (at most once). Before the fix all six were in doubt."""
+    await seed.fixture(db)
+    running = await seed.running_activities(db, DEVICES)
+    store = PushStore(engine, GOAL, "sandbox")
+    batch = await store.load(store.first_cursor, limit=100)
+    claimed = await store.claim(batch.targets, [], KILLED, state={"version": 3})
+    begun = {target.live_activity_id for target in claimed[:BEGUN]}
+    assert await store.mark_sending(KILLED, sorted(begun)) == begun
+
+    async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
+        result = await run_push(temporal_client, task_queue, GOAL)
+
+    alerted = Counter(p["token"] for p in await sim.pushes() if p["status"] == 200)
+    assert alerted == {a.push_token: 1 for a in running if a.live_activity_id not in begun}
+    assert (result.sent, result.in_doubt) == (DEVICES - BEGUN, BEGUN)
+
+
+async def test_a_resumed_attempt_whose_claims_were_taken_over_sends_nothing(
+    engine: AsyncEngine, db: asyncpg.Connection
+) -> None:
+    """A worker paused past its heartbeat timeout resumes after the next attempt took its claims
+    over: its last look finds them no longer its own, so nothing is sent twice."""
+    await seed.fixture(db)
+    await seed.running_activities(db, DEVICES)
+    store = PushStore(engine, GOAL, "sandbox")
+    batch = await store.load(store.first_cursor, limit=100)
+    claimed = await store.claim(batch.targets, [], KILLED, state={"version": 3})
+    await store.claim(batch.targets, [], "next-run/1#2", state={"version": 3})
+    assert await store.mark_sending(KILLED, [target.live_activity_id for target in claimed]) == set()
+
+
+async def test_a_last_look_that_cannot_reach_postgres_answers_none() -> None:
+    """None, not "nothing newer": the caller must not send on a look it could not take."""
+    unreachable = create_engine("postgresql://postgres@127.0.0.1:9/scoreline", pool_size=1)
+    try:
+        assert await PushStore(unreachable, GOAL, "sandbox").mark_sending(KILLED, [1, 2]) is None
+    finally:
+        await unreachable.dispose()
