@@ -126,11 +126,10 @@ class Sender:
         `look`: taken before each request, its in-flight slot taken; overtaken, the push is `stale`
         (the lanes run side by side, so a newer push can claim the activity while this one waits
         for a slot or out an outage); unknown, `released`. `claimed_since` is asked after it,
-        right before the request. Before each attempt the worker's `DeadTokens` is asked too: a
-        token
-        another push found dead since `read_at` (when Postgres was read for this target; by
-        default, this call), or whose death Postgres did not have yet then, is `dead` without
-        another request.
+        right before the request. Before each attempt, and again right before its request, the
+        worker's `DeadTokens` is asked too: a token another push found dead since `read_at` (when
+        Postgres was read for this target; by default, this call), or whose death Postgres did not
+        have yet then, is `dead` without another request.
         """
         if not bodies:
             return Delivery("rejected", (), reason="PayloadTooLarge")
@@ -138,11 +137,8 @@ class Sender:
         level = throttles = errors = 0
         read_at = time.monotonic() if read_at is None else read_at
         for number in range(1, self._policy.max_attempts + 1):
-            death = self._dead.unknown_to(device_token, read_at)
-            if death is not None:
-                return Delivery(
-                    "dead", tuple(attempts), death.status, death.reason, timestamp_ms=death.timestamp_ms
-                )
+            if (dead := self._known_dead(device_token, read_at, attempts)) is not None:
+                return dead
             body = bodies[level]
             async with self._limit.slot():
                 if self._stopping.is_set():
@@ -155,6 +151,10 @@ class Sender:
                     return Delivery("stale", tuple(attempts), reason="superseded")
                 if standing is Standing.UNKNOWN:
                     return Delivery("released", tuple(attempts), reason="last look failed")
+                # Asked again: another push may have had the token's 410 while this one waited for
+                # its slot or its look (the soak's seed 15 sent to two tokens seconds after theirs).
+                if (dead := self._known_dead(device_token, read_at, attempts)) is not None:
+                    return dead
                 try:
                     answer = await self._client.send(
                         device_token, body, priority=priority, expiration=expiration
@@ -223,6 +223,15 @@ class Sender:
             if not await self._pause(delay):
                 return Delivery("released", tuple(attempts), reason="stopping")
         return Delivery("released", tuple(attempts), reason="attempts exhausted")
+
+    def _known_dead(
+        self, device_token: str, read_at: float, attempts: list[AttemptRecord]
+    ) -> Delivery | None:
+        """`dead`, without a request, if the worker has heard the token's death since `read_at`."""
+        death = self._dead.unknown_to(device_token, read_at)
+        if death is None:
+            return None
+        return Delivery("dead", tuple(attempts), death.status, death.reason, timestamp_ms=death.timestamp_ms)
 
     def _released(self, wait: float, resend_if_unknown: bool) -> bool:
         """Whether to give the claim back rather than hold it through `wait` (`longest_held_wait`)."""

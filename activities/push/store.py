@@ -37,8 +37,10 @@ from activities.push.delivery import Delivery
 from activities.push.pacing import LastSent
 from activities.push.payloads import FixtureNames
 from domain.pushes import PushInput, PushResult
+from scoreline.logging import get_logger
 from scoreline.outages import is_outage
 
+log = get_logger(__name__)
 _T = TypeVar("_T")
 _TakeOver = Literal["all", "unsent", "none"]
 
@@ -228,8 +230,8 @@ class PushStore:
     async def mark_sending(self, claimant: str, live_activity_ids: list[int]) -> set[int] | None:
         """Mark `claimant`'s claims on these activities as being sent, where no newer push has
         claimed the activity since (moved its last-sent timestamp past this one's); the ids
-        marked. None when Postgres cannot be reached: nothing is known, so nothing is sent (the
-        soak's seed 14 sent 90 routine updates after newer alerts while Postgres restarted)."""
+        marked. None when the statement fails: nothing is known, so nothing is sent (the soak's
+        seed 14 sent 90 routine updates after newer alerts while Postgres restarted)."""
         try:
             async with self._engine.begin() as conn:
                 rows = await conn.scalars(
@@ -251,7 +253,11 @@ class PushStore:
                     },
                 )
                 return {int(live_activity_id) for live_activity_id in rows}
-        except (OSError, SQLAlchemyError):
+        except (OSError, SQLAlchemyError) as error:
+            # Either way nothing is sent on it; a statement gone wrong is our bug, said out loud
+            # (every push of the fan-out is then released, and it is retried, until it is fixed).
+            if not is_outage(error):
+                log.error("push.last_look_failed", fixture_id=self._push.fixture_id, error=repr(error))
             return None
 
     async def settle(self, results: list[tuple[Target, Delivery]], trace_id: str | None) -> None:

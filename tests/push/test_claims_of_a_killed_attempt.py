@@ -13,6 +13,7 @@ from collections import Counter
 
 import asyncpg
 from sqlalchemy.ext.asyncio import AsyncEngine
+from structlog.testing import capture_logs
 from temporalio.client import Client
 
 from activities.push.apns import ApnsClient
@@ -80,3 +81,14 @@ async def test_a_last_look_that_cannot_reach_postgres_answers_none() -> None:
         assert await PushStore(unreachable, GOAL, "sandbox").mark_sending(KILLED, [1, 2]) is None
     finally:
         await unreachable.dispose()
+
+
+async def test_a_last_look_whose_statement_fails_is_logged_as_an_error(engine: AsyncEngine) -> None:
+    """The look answered None for any error, so a statement gone wrong (our bug, not an outage)
+    would release every push of every fan-out, again and again, without a word. It is still not
+    sent on, and now logged as an error."""
+    out_of_range = GOAL.model_copy(update={"fixture_id": 2**63})  # no bigint holds it: the statement fails
+    with capture_logs() as logs:
+        assert await PushStore(engine, out_of_range, "sandbox").mark_sending(KILLED, [1]) is None
+    assert [(entry["event"], entry["log_level"]) for entry in logs] == [("push.last_look_failed", "error")]
+    assert "out of int64 range" in logs[0]["error"]

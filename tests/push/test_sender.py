@@ -308,3 +308,31 @@ async def test_a_newer_claim_made_in_this_worker_after_the_look_stops_the_reques
     )
     assert (delivery.outcome, delivery.attempts) == ("stale", ())
     assert await sim.pushes(token) == []
+
+
+async def test_a_410_that_comes_while_a_delivery_waits_for_its_slot_stops_its_request(
+    apns_client: ApnsClient, sim: PushSim
+) -> None:
+    """The soak of 2026-12-02 (seed 15): two pushes reached APNs for tokens more than 2 s after
+    their 410. The worker's memory of dead tokens was asked before the in-flight slot was taken;
+    a delivery that waited seconds for a slot of a throttled fan-out, while another lane's push got
+    the token's 410, then sent to it. The memory is now asked again right before the request."""
+    token = apns_token()
+    dead = DeadTokens()
+    limit = AdaptiveLimit(1, floor=1)
+    async with limit.slot():  # the update's fan-out: every slot is taken
+        waiting = asyncio.create_task(
+            Sender(apns_client, FAST_POLICY, limit, asyncio.Event(), kind="update", dead=dead).deliver(
+                token, BODIES, priority=5, expiration=GOAL.timestamp + 900, resend_if_unknown=True
+            )
+        )
+        await asyncio.sleep(0.1)  # it has asked the memory and waits for the slot
+        await sim.unregister(token)
+        alert = await Sender(  # the alert's fan-out, with slots of its own, gets the 410
+            apns_client, FAST_POLICY, AdaptiveLimit(100), asyncio.Event(), kind="alert", dead=dead
+        ).deliver(token, BODIES, priority=10, expiration=GOAL.timestamp + 900, resend_if_unknown=False)
+    update = await waiting
+
+    assert [p["status"] for p in await sim.pushes(token=token)] == [410]
+    assert (alert.outcome, alert.status) == ("dead", 410)
+    assert (update.outcome, update.status, update.attempts) == ("dead", 410, ())
