@@ -1,5 +1,6 @@
 """What the worker's activities are built from: one small Postgres pool per role, Redis, the
-provider and APNs clients; opened at start, closed on exit.
+provider and APNs clients, the memory of dead tokens shared with the other workers; opened at
+start, closed on exit.
 
 Roles get their own pools so that one cannot starve another: hundreds of live watches ingesting at
 once must never leave a desk's commit waiting for a connection, nor a 10,000-device fan-out hold
@@ -18,6 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from activities.provider.client import SportMonksClient
 from activities.provider.cricket.client import CricketClient
 from activities.push.apns import ApnsClient
+from activities.push.dead_tokens import DeadTokens
+from activities.push.death_relay import death_relay
 from activities.watched import WatchedMatches
 from scoreline.db.engine import create_engine
 from scoreline.readmodel.refresher import ReadCopyRefresher
@@ -49,6 +52,8 @@ class WorkerDependencies:
     """None without `APNS_KEY_PATH`: pushes to a fixture nobody follows still succeed."""
     watched: WatchedMatches
     """The in-play matches watched here, reported as the poll-age gauge."""
+    dead_tokens: DeadTokens
+    """Tokens APNs has just answered dead, here or (heard through Redis) on another worker."""
 
 
 @asynccontextmanager
@@ -84,6 +89,10 @@ async def worker_dependencies(settings: Settings) -> AsyncIterator[WorkerDepende
         watched = WatchedMatches()
         watched.start()
         stack.push_async_callback(watched.aclose)
+        dead_tokens = DeadTokens()
+        relay = death_relay(settings.require_redis_url(), url, dead_tokens)
+        relay.start()
+        stack.push_async_callback(relay.stop)
         yield WorkerDependencies(
             pools=pools,
             redis=redis,
@@ -92,4 +101,5 @@ async def worker_dependencies(settings: Settings) -> AsyncIterator[WorkerDepende
             read_copies=read_copies,
             apns=apns,
             watched=watched,
+            dead_tokens=dead_tokens,
         )

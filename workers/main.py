@@ -100,7 +100,7 @@ def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) 
     fixtures = FixtureSyncActivities(deps.provider, store, runs, cricket=deps.cricket)
     probe = ProbeActivities(pools.background, deps.redis)
     commands = CommandActivities(pools.commands, deps.read_copies)
-    pushes = PushActivities(pools.pushes, deps.apns, FanoutConfig.from_settings(settings))
+    pushes = PushActivities(pools.pushes, deps.apns, FanoutConfig.from_settings(settings), deps.dead_tokens)
     retention = RetentionActivities(pools.background)
     main = new_worker(
         client,

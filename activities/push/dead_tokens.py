@@ -8,17 +8,36 @@ Postgres before the 410 was written there is stopped the same way, before its fi
 9: a wicket alert went to an activity token 6 s after its 410, read while the 410's batch was still
 retrying others). A death Postgres had when the target was read is not this memory's to judge: a
 token still targeted then was registered again.
+
+The other workers hear of each death at once (`announce`, through `activities.push.death_relay`):
+the lanes of one match, and the matches one phone follows, run on any worker, and a push another
+worker had read its target for before the 410 was written went to the dead token just the same.
 """
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+
+from pydantic import BaseModel
 
 KEPT = 100_000
 """Most tokens remembered; the oldest are forgotten first (a retry looks back seconds, not days)."""
+HEARD_WRITTEN_AFTER_S = 60.0
+"""A death heard from another worker counts as in Postgres this long after: that worker writes it
+with its batch, waiting out an outage for 30 s at most, or it was killed and never will (then the
+next request to the token meets the 410 again, and this worker writes it)."""
+
+
+class TokenDeath(BaseModel):
+    """What one worker tells the others when APNs has answered a token dead."""
+
+    token: str
+    status: int
+    reason: str | None
+    timestamp_ms: int | None
 
 
 @dataclass(frozen=True)
@@ -37,9 +56,27 @@ class DeadTokens:
     def __init__(self, kept: int = KEPT) -> None:
         self._deaths: OrderedDict[str, Death] = OrderedDict()
         self._kept = kept
+        self.announce: Callable[[TokenDeath], None] | None = None
+        """Tells the other workers of a death this one got (never waits, never raises)."""
 
     def record(self, token: str, status: int, reason: str | None, timestamp_ms: int | None) -> None:
-        self._deaths[token] = Death(time.monotonic(), status, reason, timestamp_ms)
+        """APNs has just answered `token` dead here."""
+        self._remember(token, Death(time.monotonic(), status, reason, timestamp_ms))
+        if self.announce is not None:
+            self.announce(TokenDeath(token=token, status=status, reason=reason, timestamp_ms=timestamp_ms))
+
+    def heard(self, death: TokenDeath) -> None:
+        """Another worker got `death`: a target read before it is in Postgres is not sent to."""
+        now = time.monotonic()
+        self._remember(
+            death.token,
+            Death(
+                now, death.status, death.reason, death.timestamp_ms, settled_at=now + HEARD_WRITTEN_AFTER_S
+            ),
+        )
+
+    def _remember(self, token: str, death: Death) -> None:
+        self._deaths[token] = death
         self._deaths.move_to_end(token)
         while len(self._deaths) > self._kept:
             self._deaths.popitem(last=False)

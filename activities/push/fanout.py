@@ -93,17 +93,23 @@ class _Prepared:
 
 class PushActivities:
     """The APNs client and the database, injected once per worker, and the worker's `DeadTokens`
-    and `ClaimedHere`.
+    (told of the other workers' dead tokens by `death_relay`) and `ClaimedHere`.
 
     `client` is None on a worker without APNs settings (`APNS_KEY_PATH` unset): a push with no
     target then succeeds with zero counts, one with targets fails for good (`ApnsConfigError`).
     """
 
-    def __init__(self, engine: AsyncEngine, client: ApnsClient | None, config: FanoutConfig) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        client: ApnsClient | None,
+        config: FanoutConfig,
+        dead: DeadTokens | None = None,
+    ) -> None:
         self._engine = engine
         self._client = client
         self._config = config
-        self._dead = DeadTokens()
+        self._dead = dead if dead is not None else DeadTokens()
         self._claimed_here = ClaimedHere()
 
     @activity.defn(name="push_live_activities")
