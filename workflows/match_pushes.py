@@ -67,6 +67,12 @@ ROUTINE_SUPERSEDED_PATCH = "routine-superseded-by-loud"
 """Runs recorded while a routine update still waiting behind an older loud push was sent beside a
 newer loud one queued meanwhile (the soak of 2026-12-02, seed 6: the older state reached phones
 after the newer) replay that way."""
+FOLLOWERS_AFTER_START_PATCH = "followers-walk-after-start"
+"""Runs recorded while a walk over new followers could run beside the loud lane's start of the
+same generation replay that way. Both walk the followers not started yet under one gate, each
+took the other's claims for a dead attempt's, and a request in flight was marked in doubt: its
+answer was never written (the soak of 2026-12-03, seed 16: a 410 lost so, and the start sent to
+the dead token again after its grace)."""
 RENEWAL_PATCH = "live-activity-renewal"
 """Runs recorded with one Live Activity per follower for the whole match (no renewal timer, no end
 at stumps) replay that way."""
@@ -345,6 +351,11 @@ class PushQueue:
         """A start waits on the loud lane: it will walk every follower there is by then."""
         return self._generations and any(push.kind == "start" for push in self._loud)
 
+    def _start_in_flight(self) -> bool:
+        """The loud lane is sending a start: it walks the same followers as a new-followers walk."""
+        sending = self._loud_sending
+        return sending is not None and sending.kind == "start"
+
     def _kick(self) -> None:
         """Make sure every lane with work has its sender running."""
         if self._paused:
@@ -418,6 +429,11 @@ class PushQueue:
                 if not self._followers_due() or self._paused:
                     return
             first = False
+            if self._start_in_flight() and workflow.patched(FOLLOWERS_AFTER_START_PATCH):
+                # Follows that came during it may lie behind its cursor: walked once it is done.
+                await workflow.wait_condition(lambda: self._paused or not self._start_in_flight())
+                if not self._followers_due() or self._paused:
+                    return
             self._followers_waiting = False
             push = start_push(self._fixture_id, self._progress(), workflow.now(), generation=self.generation)
             await self._send(self._stamp(push))

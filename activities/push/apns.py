@@ -33,6 +33,7 @@ import json
 import ssl
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -128,10 +129,20 @@ class ApnsClient:
     def from_settings(cls, settings: Settings) -> ApnsClient:
         return cls(ApnsConfig.from_settings(settings))
 
-    async def send(self, device_token: str, body: bytes, *, priority: int, expiration: int) -> ApnsAnswer:
-        """POST one Live Activity push; every answer is returned, never retried here.
+    async def send(
+        self,
+        device_token: str,
+        body: bytes,
+        *,
+        priority: int,
+        expiration: int,
+        go: Callable[[], bool] | None = None,
+    ) -> ApnsAnswer:
+        """POST one Live Activity push; every answer is returned, never retried here. `go`: asked
+        right before the request's first byte (`ApnsConnection.request`).
 
         Raises:
+            Withheld: `go` said no.
             NotSent: APNs cannot have processed it (no connection, GOAWAY, refused stream).
             MaybeSent: It went out and no answer came back.
         """
@@ -147,7 +158,7 @@ class ApnsClient:
             ("apns-expiration", str(expiration)),
         ]
         started = time.perf_counter()
-        response = await connection.request(headers, body, self.config.request_timeout)
+        response = await connection.request(headers, body, self.config.request_timeout, go)
         latency_ms = (time.perf_counter() - started) * 1000
         reason, timestamp = _error_body(response.body) if response.status != 200 else (None, None)
         if response.status == 429 and reason == "TooManyProviderTokenUpdates":

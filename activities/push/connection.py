@@ -50,6 +50,11 @@ class MaybeSent(Exception):
     """The request left and no answer came back: APNs may have processed it."""
 
 
+class Withheld(Exception):
+    """The caller's last check, made once the request had its stream and right before its first
+    byte, said not to send it: nothing went out."""
+
+
 @dataclass(frozen=True)
 class RawResponse:
     status: int
@@ -161,16 +166,29 @@ class ApnsConnection(asyncio.Protocol):
         if self._transport is not None:
             await self._lost.wait()
 
-    async def request(self, headers: list[tuple[str, str]], body: bytes, timeout: float) -> RawResponse:
+    async def request(
+        self,
+        headers: list[tuple[str, str]],
+        body: bytes,
+        timeout: float,
+        go: Callable[[], bool] | None = None,
+    ) -> RawResponse:
         """Send one POST (pseudo-headers are added here) and wait at most `timeout` for the answer.
 
+        `go` is asked once the stream slot is taken, with nothing between its answer and the
+        request's headers: waiting for a slot (or for the connection) can take long enough for a
+        newer push to go out first.
+
         Raises:
+            Withheld: `go` said no.
             NotSent: The request was not (completely) sent.
             MaybeSent: It was sent and not answered in time, reset, or the connection was lost.
         """
         self.in_flight += 1
         try:
             await self._take_slot()
+            if go is not None and not go():
+                raise Withheld("withheld right before sending")
             stream_id = self._h2.get_next_available_stream_id()
             stream = _Stream(self._loop.create_future())
             self._streams[stream_id] = stream

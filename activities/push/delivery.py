@@ -3,7 +3,8 @@
 The outcome is what the fan-out writes to the ledger:
 
 - `sent`: APNs answered 200;
-- `dead`: the token is dead (400 BadDeviceToken, 410): deactivate it;
+- `dead`: the token is dead (400 BadDeviceToken, 410): deactivate it; with no status, Postgres
+  had switched it off already when the last look asked (another push got its answer);
 - `rejected`: APNs will never take this push (too large even trimmed, not for this topic …);
   with `stop_all`, the cause is ours (key, topic, request shape) and the fan-out stops;
 - `released`: not delivered, for a passing reason (5xx, throttling, network, stopping, Postgres
@@ -24,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from activities.push.apns import ApnsClient
-from activities.push.connection import MaybeSent, NotSent
+from activities.push.connection import MaybeSent, NotSent, Withheld
 from activities.push.dead_tokens import DeadTokens
 from activities.push.last_look import Standing
 from activities.push.limiter import AdaptiveLimit
@@ -35,6 +36,8 @@ Outcome = Literal["sent", "dead", "rejected", "released", "in_doubt", "stale"]
 
 LookBeforeSending = Callable[[], Awaitable[Standing]]
 """The last look (`activities.push.last_look`): still the newest claimed, and marked as being sent?"""
+Unmark = Callable[[], Awaitable[None]]
+"""Take the look's mark off the claim: APNs answered without delivering, nothing is on its way."""
 ClaimedSince = Callable[[], bool]
 """Whether a newer push has claimed the activity in this worker (`ClaimedHere`): no I/O."""
 
@@ -55,6 +58,14 @@ class SendPolicy:
     retried from the last written batch and claims it again). A worker SIGKILLed while 50 goal
     alerts waited out an APNs 500 burst left their claims with no answer, in doubt, never sent (the
     soak of 2026-12-02, seed 10); released, a claim is only ever held across a request in flight."""
+    look_kept: float = 2.0
+    """How long a look's "go" holds: a request that reaches its first byte later than this after
+    its look looks again. A worker paused between the two (the soak of 2026-12-04, seed 19: a
+    SIGSTOP past the heartbeat timeout) would otherwise send, once resumed, what it looked at
+    before the pause: a routine update reached 89 phones 7 s after a newer alert another worker
+    had sent meanwhile, and one phone whose token had died in between. Not shorter: a worker
+    starved for a second after a Postgres outage (seconds 294 to 297 of the same seed's next run)
+    would look again and again, its claims marked all the while, rather than send."""
 
     def delay(self, base: float, count: int) -> float:
         """Exponential backoff with jitter (half to full), so retries of a batch spread out."""
@@ -116,6 +127,7 @@ class Sender:
         expiration: int,
         resend_if_unknown: bool,
         look: LookBeforeSending | None = None,
+        unmark: Unmark | None = None,
         claimed_since: ClaimedSince | None = None,
         read_at: float | None = None,
     ) -> Delivery:
@@ -125,8 +137,12 @@ class Sender:
         which the device shows once however often it comes) or stop as `in_doubt` (alerts, starts).
         `look`: taken before each request, its in-flight slot taken; overtaken, the push is `stale`
         (the lanes run side by side, so a newer push can claim the activity while this one waits
-        for a slot or out an outage); unknown, `released`. `claimed_since` is asked after it,
-        right before the request. Before each attempt, and again right before its request, the
+        for a slot or out an outage); gone (Postgres switched the token off), `dead`; unknown,
+        `released`. `claimed_since` is asked after it,
+        right before the request, where a look older than `SendPolicy.look_kept` is taken again
+        (the worker was paused or starved in between). `unmark` is awaited after every answer that
+        did not deliver a push that must not be sent twice, before it waits or gives up: a worker killed meanwhile
+        leaves its claim for the next attempt to send, not in doubt. Before each attempt, and again right before its request, the
         worker's `DeadTokens` is asked too: a token another push found dead since `read_at` (when
         Postgres was read for this target; by default, this call), or whose death Postgres did not
         have yet then, is `dead` without another request.
@@ -143,22 +159,40 @@ class Sender:
             async with self._limit.slot():
                 if self._stopping.is_set():
                     return Delivery("released", tuple(attempts), reason="stopping")
-                # Looked with the slot taken: nothing but this request lies between the answer and APNs.
+                # Looked with the in-flight slot taken; what can change while the request still
+                # waits for its connection and stream is asked again right before it (`go`).
+                looked_at = time.monotonic()  # what the look says is at most this old
                 standing = Standing.GO if look is None else await look()
-                if standing is Standing.GO and claimed_since is not None and claimed_since():
-                    standing = Standing.OVERTAKEN
                 if standing is Standing.OVERTAKEN:
                     return Delivery("stale", tuple(attempts), reason="superseded")
                 if standing is Standing.UNKNOWN:
                     return Delivery("released", tuple(attempts), reason="last look failed")
-                # Asked again: another push may have had the token's 410 while this one waited for
-                # its slot or its look (the soak's seed 15 sent to two tokens seconds after theirs).
-                if (dead := self._known_dead(device_token, read_at, attempts)) is not None:
-                    return dead
+                if standing is Standing.GONE:
+                    return Delivery("dead", tuple(attempts), reason="token switched off")
+                withheld: Delivery | None = None
+                expired = False
+
+                def go(looked_at: float = looked_at) -> bool:
+                    """Asked once the request has its HTTP/2 stream, right before its first byte."""
+                    nonlocal withheld, expired
+                    expired = look is not None and time.monotonic() - looked_at > self._policy.look_kept
+                    withheld = (
+                        None if expired else self._withheld(device_token, read_at, attempts, claimed_since)
+                    )
+                    return not expired and withheld is None
+
                 try:
                     answer = await self._client.send(
-                        device_token, body, priority=priority, expiration=expiration
+                        device_token, body, priority=priority, expiration=expiration, go=go
                     )
+                except Withheld:
+                    if expired:
+                        # Nothing was sent: unmarked until the next look (a worker killed
+                        # meanwhile leaves it for the next attempt), which takes a new slot.
+                        await self._unmark(unmark, resend_if_unknown)
+                        continue
+                    assert withheld is not None, "withheld only when go() said why"
+                    return withheld
                 except (NotSent, MaybeSent) as error:
                     self._count("connection", "")
                     unknown = isinstance(error, MaybeSent)
@@ -169,6 +203,7 @@ class Sender:
                     )
                     if unknown and not resend_if_unknown:
                         return Delivery("in_doubt", tuple(attempts), reason=str(error)[:200])
+                    await self._unmark(unmark, resend_if_unknown)
                     errors += 1
                     # The first connection-level failure usually means "reconnect": no wait.
                     wait = 0.0 if errors == 1 else self._policy.delay(self._policy.error_backoff, errors)
@@ -202,6 +237,9 @@ class Sender:
                 return replace(final, outcome="rejected")
             if verdict is Verdict.CONFIG_ERROR:
                 return replace(final, outcome="rejected", stop_all=True)
+            # Not delivered, and tried again (or given back): nothing is on its way meanwhile. A
+            # dead or rejected push keeps its mark: it is never to be sent again anyway.
+            await self._unmark(unmark, resend_if_unknown)
             if verdict is Verdict.TRIM:
                 if level + 1 >= len(bodies):
                     return replace(final, outcome="rejected")
@@ -224,6 +262,22 @@ class Sender:
                 return Delivery("released", tuple(attempts), reason="stopping")
         return Delivery("released", tuple(attempts), reason="attempts exhausted")
 
+    def _withheld(
+        self,
+        device_token: str,
+        read_at: float,
+        attempts: list[AttemptRecord],
+        claimed_since: ClaimedSince | None,
+    ) -> Delivery | None:
+        """Why not to send after all, asked with nothing between it and the request: a newer push
+        this worker claimed since the look (the soak's seed 14: requests started 155 ms after their
+        look; seed 16: a routine update waiting for its connection reached two phones 32 ms after
+        the newer alert), or a token death heard since (seed 15: a 410 that came while the push
+        waited for its slot)."""
+        if claimed_since is not None and claimed_since():
+            return Delivery("stale", tuple(attempts), reason="superseded")
+        return self._known_dead(device_token, read_at, attempts)
+
     def _known_dead(
         self, device_token: str, read_at: float, attempts: list[AttemptRecord]
     ) -> Delivery | None:
@@ -232,6 +286,12 @@ class Sender:
         if death is None:
             return None
         return Delivery("dead", tuple(attempts), death.status, death.reason, timestamp_ms=death.timestamp_ms)
+
+    @staticmethod
+    async def _unmark(unmark: Unmark | None, resend_if_unknown: bool) -> None:
+        """A repeatable push's claims are all taken over by the next attempt: no mark to take off."""
+        if unmark is not None and not resend_if_unknown:
+            await unmark()
 
     def _released(self, wait: float, resend_if_unknown: bool) -> bool:
         """Whether to give the claim back rather than hold it through `wait` (`longest_held_wait`)."""

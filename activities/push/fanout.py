@@ -14,7 +14,9 @@ attempt. So a restart delivers each push exactly once. A hard kill (SIGKILL, pow
 write anything: the next attempt sends that attempt's claims whose requests had not begun (each
 request's last look marks its claim first, `activities.push.last_look`); those that had begun
 are `in_doubt` and are never sent again (at most once: a goal alert never shows twice, and the
-next update brings the state anyway).
+next update brings the state anyway). A worker paused past its heartbeat timeout is not dead: its
+marked claims are left to it for `CLAIMANT_GRACE_S`, and the next attempt, once its walk is done,
+claims again whatever it released meanwhile (`_Fanout._await_claimants`).
 """
 
 from __future__ import annotations
@@ -34,12 +36,13 @@ from temporalio.exceptions import ApplicationError
 
 from activities.push.apns import ApnsClient
 from activities.push.dead_tokens import DeadTokens
+from activities.push.death_writer import DeathWriter
 from activities.push.delivery import Delivery, Sender, SendPolicy
 from activities.push.last_look import ClaimedHere, LastLook
 from activities.push.limiter import AdaptiveLimit
 from activities.push.pacing import decide
 from activities.push.payloads import build, variants
-from activities.push.store import PushStore, Target
+from activities.push.store import CLAIMANT_GRACE_S, PushStore, Target
 from domain.failures import APNS_CONFIG_ERROR, UNKNOWN_FIXTURE
 from domain.pushes import PushInput, PushResult
 from scoreline.logging import get_logger
@@ -61,6 +64,8 @@ class FanoutConfig:
     policy: SendPolicy = field(default_factory=SendPolicy)
     drain_timeout: float = 15.0
     heartbeat_every: float = 2.0
+    claimant_grace: float = CLAIMANT_GRACE_S
+    """How long another attempt's claims marked as being sent are left to it (`PushStore`)."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> FanoutConfig:
@@ -76,6 +81,8 @@ class FanoutConfig:
 
 SENDING_BATCHES = 2
 """Batches sending at once: the next starts while the slowest pushes of the last are answered."""
+AWAIT_CLAIMANT_EVERY_S = 1.0
+"""How often claims another attempt still holds are asked about again (`CLAIMANT_GRACE_S`)."""
 
 _Sending = dict[asyncio.Task[Delivery], Target]
 """One batch in flight: each delivery's task and its target."""
@@ -137,9 +144,10 @@ class _Fanout:
         info = activity.info()
         self.push = push
         self.config = config
-        self.store = PushStore(engine, push, config.environment)
+        self.store = PushStore(engine, push, config.environment, config.claimant_grace)
         self.stopping = asyncio.Event()
         self.dead = dead
+        self.deaths = DeathWriter(self.store, dead)
         self.claimed_here = claimed_here
         self.sender = (
             None
@@ -154,11 +162,15 @@ class _Fanout:
             )
         )
         self.claimant = f"{info.workflow_run_id}/{info.activity_id}#{info.attempt}"
-        self.last_look = LastLook(partial(self.store.mark_sending, self.claimant))
+        self.last_look = LastLook(
+            partial(self.store.mark_sending, self.claimant), partial(self.store.unmark_sending, self.claimant)
+        )
         details = info.heartbeat_details
         self.resumed_from = str(details[0]) if details else None
         self.cursor = self.resumed_from or self.store.first_cursor
         self.deferred = 0
+        self.awaited: dict[int, Target] = {}
+        """Targets whose claim another attempt marked as being sent and may still settle."""
         self.log = log.bind(fixture_id=push.fixture_id, event_key=push.event_key, effect=push.effect)
 
     async def run(self) -> PushResult:
@@ -184,6 +196,7 @@ class _Fanout:
                 await self._walk(bodies, state)
                 if self.push.kind == "end":
                     await self._close(bodies, state)
+                await self._await_claimants(bodies, state)
         except asyncio.CancelledError:
             self.log.warning(
                 "push.fanout_stopped", cursor=self.cursor, seconds=round(time.monotonic() - started, 3)
@@ -249,6 +262,25 @@ class _Fanout:
         await self._walk(bodies, state)
         await self.store.close_remaining()
 
+    async def _await_claimants(self, bodies: tuple[bytes, ...], state: dict[str, object]) -> None:
+        """Claims another attempt marked as being sent when this one came to them: claimed again
+        until their claimant has settled them (sent, or released: then this attempt sends them)
+        or `FanoutConfig.claimant_grace` has passed since its mark (then they are in doubt). Only
+        an alert or a start waits so. The heartbeat's cursor never passes the first of them
+        (`_advance`), so an attempt after this one, should this one die or fail, walks to them
+        again: one this attempt could not deliver yet (an APNs outage) fails it, and the
+        activity's retry, with its backoff, claims it again."""
+        if self.awaited:
+            self.log.info(
+                "push.awaiting_claimants", targets=len(self.awaited), grace_s=self.config.claimant_grace
+            )
+        while self.awaited:
+            self._advance(self.cursor)
+            await asyncio.sleep(AWAIT_CLAIMANT_EVERY_S)
+            targets = list(self.awaited.values())
+            self.awaited.clear()
+            await self._send_apart(targets, [], bodies, state)
+
     async def _prepare(self, after: str, state: dict[str, object]) -> _Prepared:
         """Load the batch after `after`, ask pacing about each target, claim those due now."""
         batch = await self.store.load(after, self.config.batch_size)
@@ -284,12 +316,19 @@ class _Fanout:
             self.deferred += len(waiting)
             await asyncio.sleep(max(0.0, min(until for _, until in waiting) - time.time()))
             send, stale, waiting = self._triage(await self.store.reload([target for target, _ in waiting]))
-            claimed = await self._claim(send, stale, state)
-            results = await self._collect(self._launch(claimed, bodies), [])
-            await _to_the_end(self._settle(results))
-            failure = self._failure(results)
-            if failure is not None:
-                raise failure
+            await self._send_apart(send, stale, bodies, state)
+
+    async def _send_apart(
+        self, send: list[Target], stale: list[Target], bodies: tuple[bytes, ...], state: dict[str, object]
+    ) -> None:
+        """Claim, send and settle a few targets outside the walk's overlapping batches; stop the
+        attempt if any of them failed (`_failure`)."""
+        claimed = await self._claim(send, stale, state)
+        results = await self._collect(self._launch(claimed, bodies), [])
+        await _to_the_end(self._settle(results))
+        failure = self._failure(results)
+        if failure is not None:
+            raise failure
 
     async def _write(
         self, previous: asyncio.Task[None] | None, results: list[tuple[Target, Delivery]], cursor: str | None
@@ -307,12 +346,14 @@ class _Fanout:
 
     async def _settle(self, results: list[tuple[Target, Delivery]]) -> None:
         """Write outcomes; then the worker's memory knows Postgres has the deaths among them."""
-        await self.store.settle(results, current_trace_id())
+        await self.deaths.finish()
+        await self.store.settle(results, self.claimant, current_trace_id())
         self.dead.settled(target.token for target, delivery in results if delivery.outcome == "dead")
 
     def _advance(self, cursor: str) -> None:
-        self.cursor = cursor
-        activity.heartbeat(cursor)
+        """Heartbeat `cursor`, never past a claim this attempt still awaits (`_await_claimants`)."""
+        self.cursor = self.store.resume_point(cursor, self.awaited.values())
+        activity.heartbeat(self.cursor)
 
     async def _unwind(
         self,
@@ -330,7 +371,7 @@ class _Fanout:
             if not upcoming.cancelled() and upcoming.exception() is None:
                 claimed = upcoming.result().claimed
                 released = [(target, Delivery("released", (), reason="stopping")) for target in claimed]
-                await _to_the_end(self.store.settle(released, current_trace_id()))
+                await _to_the_end(self.store.settle(released, self.claimant, current_trace_id()))
         if writing is not None:
             await asyncio.wait({writing})
             if not writing.cancelled() and writing.exception() is not None:
@@ -340,13 +381,16 @@ class _Fanout:
         """Claim in the gate; if cancelled meanwhile, finish the write and release what it claimed."""
         claiming = asyncio.ensure_future(self.store.claim(send, stale, self.claimant, state))
         try:
-            claimed = await asyncio.shield(claiming)
-            self.claimed_here.claimed((target.live_activity_id for target in claimed), self.push.timestamp)
-            return claimed
+            claims = await asyncio.shield(claiming)
+            self.claimed_here.claimed(
+                (target.live_activity_id for target in claims.mine), self.push.timestamp
+            )
+            self.awaited.update((target.live_activity_id, target) for target in claims.awaited)
+            return claims.mine
         except asyncio.CancelledError:
-            claimed = await claiming
-            released = [(target, Delivery("released", (), reason="stopping")) for target in claimed]
-            await self.store.settle(released, current_trace_id())
+            claims = await claiming
+            released = [(target, Delivery("released", (), reason="stopping")) for target in claims.mine]
+            await self.store.settle(released, self.claimant, current_trace_id())
             raise
 
     def _launch(self, targets: list[Target], bodies: tuple[bytes, ...]) -> _Sending:
@@ -358,21 +402,32 @@ class _Fanout:
         expiration = push.timestamp + push.stale_after_seconds
         return {
             asyncio.create_task(
-                sender.deliver(
-                    target.token,
-                    bodies,
-                    priority=push.priority,
-                    expiration=expiration,
-                    resend_if_unknown=push.repeatable,
-                    look=partial(self.last_look.look, target.live_activity_id),
-                    read_at=target.read_at,
-                    claimed_since=partial(
-                        self.claimed_here.newer_than, target.live_activity_id, push.timestamp
+                self._deliver(
+                    target,
+                    sender.deliver(
+                        target.token,
+                        bodies,
+                        priority=push.priority,
+                        expiration=expiration,
+                        resend_if_unknown=push.repeatable,
+                        look=partial(self.last_look.look, target.live_activity_id),
+                        unmark=partial(self.last_look.unmark, target.live_activity_id),
+                        read_at=target.read_at,
+                        claimed_since=partial(
+                            self.claimed_here.newer_than, target.live_activity_id, push.timestamp
+                        ),
                     ),
                 )
             ): target
             for target in targets
         }
+
+    async def _deliver(self, target: Target, delivering: Coroutine[None, None, Delivery]) -> Delivery:
+        """One target's delivery; a death APNs answered goes to Postgres at once (`DeathWriter`)."""
+        delivery = await delivering
+        if delivery.outcome == "dead" and delivery.status is not None:
+            self.deaths.died(target, delivery)
+        return delivery
 
     async def _collect(self, sending: _Sending, others: list[_Sending]) -> list[tuple[Target, Delivery]]:
         """Wait for one batch's outcomes; when cancelled, drain it and the `others` in flight, then stop."""

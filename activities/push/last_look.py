@@ -18,6 +18,11 @@ their slots together share one (at most one every `GATHER_S`, one at a time). Wh
 see is a newer claim committed between its statement and the request; in the same worker
 `ClaimedHere` closes that gap too (seed 14: 45 requests of a busy worker started 155 ms after
 their look, behind a newer alert claimed meanwhile).
+
+It also asks whether the token is still live in Postgres: another worker may have written its 410
+after this fan-out read its targets (seed 16: a phone following two fixtures got its second
+push-to-start 15 s after the first one's 410 was committed, while Redis, which tells the workers at
+once, was down).
 """
 
 from __future__ import annotations
@@ -25,7 +30,9 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
 from enum import Enum
+from typing import Generic, TypeVar
 
 GATHER_S = 0.005
 """Shortest time between two looks of one fan-out: a request waits at most this much longer."""
@@ -40,27 +47,76 @@ class Standing(Enum):
     """Still the newest claimed, and marked as being sent."""
     OVERTAKEN = "overtaken"
     """A newer push has claimed the activity (or this attempt no longer holds the claim)."""
+    GONE = "gone"
+    """Postgres has switched the token off since the target was read (its 410 came to another
+    push): not marked, never sent."""
     UNKNOWN = "unknown"
     """Postgres could not be reached: neither sent nor marked."""
 
 
-MarkSending = Callable[[list[int]], Awaitable[set[int] | None]]
-"""Mark these live activities' claims as being sent where the push is still the newest claimed;
-the ids marked (None: Postgres could not be reached)."""
+@dataclass(frozen=True)
+class Marks:
+    """What one look statement found for the live activities it was asked about."""
+
+    marked: set[int]
+    """Still the newest claimed, token live: marked as being sent."""
+    gone: set[int] = field(default_factory=set)
+    """Token switched off: not marked. Any other id asked was overtaken."""
+
+    def standing(self, live_activity_id: int) -> Standing:
+        if live_activity_id in self.gone:
+            return Standing.GONE
+        return Standing.GO if live_activity_id in self.marked else Standing.OVERTAKEN
+
+
+MarkSending = Callable[[list[int]], Awaitable[Marks | None]]
+"""Mark these live activities' claims as being sent where the push is still the newest claimed
+and the token live; what it found (None: Postgres could not be reached)."""
+UnmarkSending = Callable[[list[int]], Awaitable[None]]
+"""Take the mark off these live activities' claims: their request was answered, not delivered."""
+_R = TypeVar("_R")
 
 
 class LastLook:
-    """Answers `look(activity id)` for one fan-out attempt, many askers to one statement."""
+    """Answers `look(activity id)` for one fan-out attempt, many askers to one statement.
 
-    def __init__(self, mark_sending: MarkSending, gather: float = GATHER_S) -> None:
-        self._mark_sending = mark_sending
-        self._gather = gather
-        self._waiting: dict[int, list[asyncio.Future[Standing]]] = {}
-        self._asking: asyncio.Task[None] | None = None
+    `unmark(activity id)` takes the mark off again when APNs answered without delivering (429,
+    5xx, a refused connection …) and the push waits for its next try: a claim is marked only while
+    a request may be on its way. The soak's seed 16 SIGKILLed a worker while a goal's alerts for 74
+    phones waited out the backoff of a 429 burst: marked, they were taken over as in doubt and
+    never sent.
+    """
+
+    def __init__(
+        self, mark_sending: MarkSending, unmark_sending: UnmarkSending, gather: float = GATHER_S
+    ) -> None:
+        self._marks = _Shared(mark_sending, gather)
+        self._unmarks = _Shared(unmark_sending, gather)
 
     async def look(self, live_activity_id: int) -> Standing:
         """The answer of a statement sent after this call."""
-        answer: asyncio.Future[Standing] = asyncio.get_running_loop().create_future()
+        marks = await self._marks.ask(live_activity_id)
+        return Standing.UNKNOWN if marks is None else marks.standing(live_activity_id)
+
+    async def unmark(self, live_activity_id: int) -> None:
+        """Back from a statement sent after this call (it gives up quietly if Postgres is out of
+        reach: the claim then stays in doubt, as before it)."""
+        await self._unmarks.ask(live_activity_id)
+
+
+class _Shared(Generic[_R]):
+    """One statement about many live activities, shared by everyone who asks about one while it
+    gathers (at most one every `gather` seconds, one at a time)."""
+
+    def __init__(self, statement: Callable[[list[int]], Awaitable[_R]], gather: float) -> None:
+        self._statement = statement
+        self._gather = gather
+        self._waiting: dict[int, list[asyncio.Future[_R]]] = {}
+        self._asking: asyncio.Task[None] | None = None
+
+    async def ask(self, live_activity_id: int) -> _R:
+        """The result of a statement sent after this call and covering `live_activity_id`."""
+        answer: asyncio.Future[_R] = asyncio.get_running_loop().create_future()
         self._waiting.setdefault(live_activity_id, []).append(answer)
         if self._asking is None:
             self._asking = asyncio.create_task(self._ask())
@@ -72,23 +128,19 @@ class LastLook:
             while self._waiting:
                 await asyncio.sleep(self._gather)
                 asked, self._waiting = self._waiting, {}
-                marked: set[int] | BaseException | None
+                result: _R | BaseException
                 try:
-                    marked = await self._mark_sending(list(asked))
+                    result = await self._statement(list(asked))
                 except Exception as error:  # noqa: BLE001 - handed to every asker, not swallowed
-                    marked = error
-                for live_activity_id, answers in asked.items():
+                    result = error
+                for answers in asked.values():
                     for answer in answers:
                         if answer.done():  # its asker was cancelled meanwhile
                             continue
-                        if isinstance(marked, BaseException):
-                            answer.set_exception(marked)
-                        elif marked is None:
-                            answer.set_result(Standing.UNKNOWN)
+                        if isinstance(result, BaseException):
+                            answer.set_exception(result)
                         else:
-                            answer.set_result(
-                                Standing.GO if live_activity_id in marked else Standing.OVERTAKEN
-                            )
+                            answer.set_result(result)
         finally:
             self._asking = None
 

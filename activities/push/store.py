@@ -6,7 +6,10 @@ The gate is the ledger of one push (`fixture_id`, `event_key`, `effect`), one ro
     claimed (by one attempt) ──► sent | dead | rejected        (settled after the answer)
         │                  ├───► stale                         (a newer push claimed it before the request)
         │                  └───► row deleted                   (released: a later attempt sends it)
-        ├── the claiming attempt died, never marked it `sending` ──► claimed by the next attempt
+        ├── the claiming attempt died, not marked `sending` ──► claimed by the next attempt
+        │     (never marked, or unmarked after an answer that did not deliver)
+        ├── marked by an attempt that may still be alive ──► left to it for CLAIMANT_GRACE_S
+        │     (paused, not dead: it sends, settles or releases it; the next attempt waits)
         └── the claiming attempt died after marking it ──► in_doubt (an alert or start: never sent
                                              │                       again, no double alert)
                                              └──► claimed     (a start whose activity never came:
@@ -25,7 +28,7 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -34,6 +37,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from activities.push.delivery import Delivery
+from activities.push.last_look import Marks
 from activities.push.pacing import LastSent
 from activities.push.payloads import FixtureNames
 from domain.pushes import PushInput, PushResult
@@ -54,11 +58,23 @@ before the attempt fails."""
 OUTAGE_RETRY_S = (0.2, 5.0)
 """First and longest wait between two tries of one."""
 START_DOUBT_GRACE_S = 60.0
-"""A push-to-start in doubt whose activity has reported no token this long after its claim is
-sent again. A phone that got the start reports its activity's token within seconds, so one still
-silent most likely never got it; left in doubt, it would have no Live Activity for the whole match
-(the soak's SIGKILLed fan-outs left 128 followers so). A phone that got it but stayed offline
-past this grace may show a second activity: the lesser harm than none."""
+"""A push-to-start in doubt whose activity has reported no token this long after its request
+went out (the last look's `sending_at`; its claim can be much older: the soak's seed 17 sent a
+start 23 s after claiming it, and a grace counted from the claim ran out 37 s after the phone
+got it) is sent again. A phone that got the start reports its activity's token within seconds,
+so one still silent most likely never got it; left in doubt, it would have no Live Activity for
+the whole match (the soak's SIGKILLed fan-outs left 128 followers so). A phone that got it but
+stayed offline past this grace may show a second activity: the lesser harm than none."""
+
+
+CLAIMANT_GRACE_S = 60.0
+"""How long after its mark (`sending_at`) another attempt's claim marked as being sent is left to
+that attempt. Its worker may be paused, not dead: the soak's seed 18 SIGSTOPped one past its
+heartbeat timeout between its last look and its requests; the retry took the marked claims as in
+doubt at once, and the resumed worker, which had sent none of them, could only release them after
+the retry had finished: a goal never reached 111 phones. The next attempt now waits that long for
+the claimant's own word (sent, released, unmarked) before it calls the claim in doubt. A SIGKILLed
+claimant costs that push this wait (the retry itself starts a heartbeat timeout, 30 s, after)."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +96,17 @@ class Target:
 
 
 @dataclass(frozen=True)
+class Claims:
+    """What one `PushStore.claim` got."""
+
+    mine: list[Target]
+    """Claimed by this attempt: to send now."""
+    awaited: list[Target]
+    """Marked as being sent by another attempt, less than `CLAIMANT_GRACE_S` ago: claim them again
+    later (its claimant may still send, settle or release them)."""
+
+
+@dataclass(frozen=True)
 class Batch:
     targets: list[Target]
     cursor: str
@@ -91,15 +118,26 @@ class Batch:
 class PushStore:
     """Reads and writes for one push; safe to share between concurrent fan-outs."""
 
-    def __init__(self, engine: AsyncEngine, push: PushInput, environment: str) -> None:
+    def __init__(
+        self, engine: AsyncEngine, push: PushInput, environment: str, claimant_grace: float = CLAIMANT_GRACE_S
+    ) -> None:
         self._engine = engine
         self._push = push
         self._environment = environment
+        self._claimant_grace = claimant_grace
         self._gate = {"fixture_id": push.fixture_id, "event_key": push.event_key, "effect": push.effect}
 
     @property
     def first_cursor(self) -> str:
         return FIRST_DEVICE if self._push.kind == "start" else FIRST_ACTIVITY
+
+    def resume_point(self, cursor: str, awaited: Iterable[Target]) -> str:
+        """`cursor`, or one whose next batch begins with the first of `awaited` if that is
+        earlier in walking order (a retry walks to them again)."""
+        if self._push.kind == "start":
+            keys = [uuid.UUID(cursor).int, *(target.device_id.int - 1 for target in awaited)]
+            return str(uuid.UUID(int=max(0, min(keys))))
+        return str(min([int(cursor), *(target.live_activity_id - 1 for target in awaited)]))
 
     async def fixture_names(self) -> FixtureNames | None:
         """The names the payload shows; None for an unknown fixture and for one retention purged.
@@ -157,12 +195,14 @@ class PushStore:
 
     async def claim(
         self, targets: list[Target], stale: list[Target], claimant: str, state: dict[str, Any]
-    ) -> list[Target]:
+    ) -> Claims:
         """Gate and reserve: the targets this attempt now owns and must send to.
 
         Claims an earlier (dead) attempt left: a repeatable push (`PushInput.repeatable`) takes them
         over and sends again (the device shows it once; left in doubt, the soak found activities
-        never ended after a fan-out's database connection was cut); any other is marked `in_doubt`.
+        never ended after a fan-out's database connection was cut); any other takes over those its
+        last look never marked, waits for those marked less than `claimant_grace` ago (by default
+        `CLAIMANT_GRACE_S`; `Claims.awaited`) and marks the rest `in_doubt`.
         Then it records `stale` ones, inserts the claims, and moves each claimed activity's
         last-sent state (`state`, the content-state) and timestamp forward; a claimed activity that
         meanwhile got a newer state is settled `stale`.
@@ -182,7 +222,7 @@ class PushStore:
         stale: list[Target],
         claimant: str,
         state: dict[str, Any],
-    ) -> list[Target]:
+    ) -> Claims:
         push = self._push
         keys = [t.key for t in targets]
         await self._settle_dead_claims(conn, keys, claimant, "all" if push.repeatable else "unsent")
@@ -192,12 +232,13 @@ class PushStore:
         if stale:
             await self._insert_gate(conn, [t.key for t in stale], {"state": "stale"})
         if not targets:
-            return []
+            return Claims([], [])
         await self._insert_gate(conn, keys, {"state": "claimed", "by": claimant})
-        held = await self._held(conn, keys, claimant)
+        held, others = await self._holders(conn, keys, claimant)
         claimed = [t for t in targets if t.key in held]
+        awaited = [t for t in targets if t.key in others]
         if not claimed:
-            return []
+            return Claims([], awaited)
         reserved = set(
             (
                 await conn.execute(
@@ -224,35 +265,56 @@ class PushStore:
         )
         overtaken = [t.key for t in claimed if t.live_activity_id not in reserved]
         if overtaken:
-            await self._set_outcomes(conn, overtaken, [json.dumps({"state": "stale"})] * len(overtaken))
-        return [t for t in claimed if t.live_activity_id in reserved]
+            await self._set_outcomes(
+                conn, overtaken, [json.dumps({"state": "stale"})] * len(overtaken), claimant
+            )
+        return Claims([t for t in claimed if t.live_activity_id in reserved], awaited)
 
-    async def mark_sending(self, claimant: str, live_activity_ids: list[int]) -> set[int] | None:
-        """Mark `claimant`'s claims on these activities as being sent, where no newer push has
-        claimed the activity since (moved its last-sent timestamp past this one's); the ids
-        marked. None when the statement fails: nothing is known, so nothing is sent (the soak's
-        seed 14 sent 90 routine updates after newer alerts while Postgres restarted)."""
+    async def mark_sending(self, claimant: str, live_activity_ids: list[int]) -> Marks | None:
+        """Mark `claimant`'s claims on these activities as being sent (`sending`, and when:
+        `sending_at`, epoch seconds), where no newer push has
+        claimed the activity since (moved its last-sent timestamp past this one's) and Postgres
+        has not switched its token off (the start's push-to-start token, or the activity's own).
+        None when the statement fails: nothing is known, so nothing is sent (the soak's seed 14
+        sent 90 routine updates after newer alerts while Postgres restarted)."""
         try:
             async with self._engine.begin() as conn:
-                rows = await conn.scalars(
+                rows = await conn.execute(
                     text(
-                        """UPDATE effect_log e SET outcome = e.outcome || '{"sending": true}'::jsonb
-                        FROM live_activity la
-                        WHERE e.fixture_id = :fixture_id AND e.event_key = :event_key
-                          AND e.effect = :effect AND e.target = ANY(CAST(:targets AS text[]))
-                          AND e.outcome->>'state' = 'claimed' AND e.outcome->>'by' = :claimant
-                          AND la.id = CAST(e.target AS bigint)
-                          AND (la.last_timestamp IS NULL OR la.last_timestamp <= :timestamp)
-                        RETURNING la.id"""
+                        """WITH asked AS (
+                            SELECT la.id, la.last_timestamp,
+                                   CASE WHEN :start THEN d.push_to_start_active
+                                        ELSE la.push_token_active END AS live
+                            FROM live_activity la JOIN device d ON d.id = la.device_id
+                            WHERE la.id = ANY(CAST(:ids AS bigint[]))
+                        ), marked AS (
+                            UPDATE effect_log e SET outcome = e.outcome || jsonb_build_object(
+                                'sending', true, 'sending_at', extract(epoch FROM clock_timestamp()))
+                            FROM asked a
+                            WHERE e.fixture_id = :fixture_id AND e.event_key = :event_key
+                              AND e.effect = :effect AND e.target = ANY(CAST(:targets AS text[]))
+                              AND e.outcome->>'state' = 'claimed' AND e.outcome->>'by' = :claimant
+                              AND e.target = a.id::text AND a.live
+                              AND (a.last_timestamp IS NULL OR a.last_timestamp <= :timestamp)
+                            RETURNING a.id
+                        )
+                        SELECT id, true AS marked FROM marked
+                        UNION ALL SELECT id, false FROM asked WHERE NOT live"""
                     ),
                     {
                         **self._gate,
+                        "start": self._push.kind == "start",
+                        "ids": live_activity_ids,
                         "targets": [str(live_activity_id) for live_activity_id in live_activity_ids],
                         "claimant": claimant,
                         "timestamp": self._push.timestamp,
                     },
                 )
-                return {int(live_activity_id) for live_activity_id in rows}
+                found = rows.all()
+                return Marks(
+                    marked={int(row.id) for row in found if row.marked},
+                    gone={int(row.id) for row in found if not row.marked},
+                )
         except (OSError, SQLAlchemyError) as error:
             # Either way nothing is sent on it; a statement gone wrong is our bug, said out loud
             # (every push of the fan-out is then released, and it is retried, until it is fixed).
@@ -260,8 +322,38 @@ class PushStore:
                 log.error("push.last_look_failed", fixture_id=self._push.fixture_id, error=repr(error))
             return None
 
-    async def settle(self, results: list[tuple[Target, Delivery]], trace_id: str | None) -> None:
+    async def unmark_sending(self, claimant: str, live_activity_ids: list[int]) -> None:
+        """Take `mark_sending`'s mark off `claimant`'s claims on these activities: APNs answered
+        and did not deliver, so until the next look nothing is on its way and the next attempt
+        may send them (`activities.push.last_look`). Out of reach, the marks stay: in doubt."""
+        try:
+            async with self._engine.begin() as conn:
+                await conn.execute(
+                    text(
+                        """UPDATE effect_log e SET outcome = e.outcome - 'sending' - 'sending_at'
+                        WHERE e.fixture_id = :fixture_id AND e.event_key = :event_key
+                          AND e.effect = :effect AND e.target = ANY(CAST(:targets AS text[]))
+                          AND e.outcome->>'state' = 'claimed' AND e.outcome->>'by' = :claimant
+                          AND e.outcome ? 'sending'"""
+                    ),
+                    {
+                        **self._gate,
+                        "targets": [str(live_activity_id) for live_activity_id in live_activity_ids],
+                        "claimant": claimant,
+                    },
+                )
+        except (OSError, SQLAlchemyError) as error:
+            if not is_outage(error):
+                log.error("push.unmark_failed", fixture_id=self._push.fixture_id, error=repr(error))
+
+    async def settle(
+        self, results: list[tuple[Target, Delivery]], claimant: str, trace_id: str | None
+    ) -> None:
         """Write the outcomes, every attempt, and what they mean for tokens and activities.
+
+        Only `claimant`'s own claims take an outcome (or are released): an attempt that was paused
+        while the next took some of its claims over must not overwrite (or delete) the next one's.
+        Its claims the next called in doubt take the outcome it knows.
 
         Only this attempt knows them: a claim it leaves unsettled is in doubt for good (a start is
         then never sent; the soak found a Postgres restart during an APNs 500 burst leaving the
@@ -273,7 +365,7 @@ class PushStore:
 
         async def write(conn: AsyncConnection, retry: bool) -> None:
             if not (retry and await self._settled(conn, results[0])):
-                await self._write_settlement(conn, results, trace_id)
+                await self._write_settlement(conn, results, claimant, trace_id)
 
         await self._through_outages(write)
 
@@ -307,19 +399,24 @@ class PushStore:
         return bool(state != "claimed")
 
     async def _write_settlement(
-        self, conn: AsyncConnection, results: list[tuple[Target, Delivery]], trace_id: str | None
+        self,
+        conn: AsyncConnection,
+        results: list[tuple[Target, Delivery]],
+        claimant: str,
+        trace_id: str | None,
     ) -> None:
         kept = [(t, d) for t, d in results if d.outcome != "released"]
         released = [t.key for t, d in results if d.outcome == "released"]
         if kept:
-            await self._set_outcomes(conn, [t.key for t, _ in kept], [_outcome(d) for _, d in kept])
+            await self._set_outcomes(conn, [t.key for t, _ in kept], [_outcome(d) for _, d in kept], claimant)
         if released:
             await conn.execute(
                 text(
                     """DELETE FROM effect_log WHERE fixture_id = :fixture_id AND event_key = :event_key
-                    AND effect = :effect AND target = ANY(CAST(:targets AS text[]))"""
+                    AND effect = :effect AND target = ANY(CAST(:targets AS text[]))
+                    AND outcome->>'state' = 'claimed' AND outcome->>'by' = :claimant"""
                 ),
-                {**self._gate, "targets": released},
+                {**self._gate, "targets": released, "claimant": claimant},
             )
         await self._record_attempts(conn, results, trace_id)
         await self._apply(conn, results)
@@ -464,10 +561,21 @@ class PushStore:
     ) -> None:
         """Another attempt's claims among `keys`: taken over by `claimant` (`all`; `unsent`: those
         its last look never marked as being sent, which never reached APNs), the rest marked
-        `in_doubt`."""
+        `in_doubt`, except, with `unsent`, those marked less than `claimant_grace` ago: left to
+        their claimant for now. A later attempt of the same activity (`run/activity#N`) is never
+        touched: the retry of a paused attempt is alive by definition, and the paused one, resumed
+        before its cancellation came, took its unmarked claims over and released them when it
+        stopped, so that no one sent them."""
         if not keys:
             return
         taken = {"all": "true", "unsent": "NOT (outcome ? 'sending')", "none": "false"}[take_over]
+        left = (
+            "AND NOT (outcome ? 'sending' AND COALESCE(CAST(outcome->>'sending_at' AS float8), 0)"
+            " > extract(epoch FROM clock_timestamp()) - :grace)"
+            if take_over == "unsent"
+            else ""
+        )
+        lineage, attempt = _lineage(claimant)
         await conn.execute(
             text(
                 f"""UPDATE effect_log SET outcome = CASE WHEN {taken}
@@ -475,13 +583,23 @@ class PushStore:
                     ELSE jsonb_build_object('state', 'in_doubt', 'claim', outcome) END
                 WHERE fixture_id = :fixture_id AND event_key = :event_key AND effect = :effect
                   AND target = ANY(CAST(:targets AS text[]))
-                  AND outcome->>'state' = 'claimed' AND outcome->>'by' <> :claimant"""
+                  AND outcome->>'state' = 'claimed' AND outcome->>'by' <> :claimant {left}
+                  AND NOT (split_part(outcome->>'by', '#', 1) = :lineage
+                           AND COALESCE(CAST(substring(outcome->>'by' FROM '#([0-9]+)$') AS int), 0) > :attempt)"""
             ),
-            {**self._gate, "targets": keys, "claimant": claimant},
+            {
+                **self._gate,
+                "targets": keys,
+                "claimant": claimant,
+                "grace": self._claimant_grace,
+                "lineage": lineage,
+                "attempt": attempt,
+            },
         )
 
     async def _retake_doubtful_starts(self, conn: AsyncConnection, keys: list[str], claimant: str) -> None:
-        """Starts among `keys` in doubt for `START_DOUBT_GRACE_S` with their activity still pending
+        """Starts among `keys` in doubt for `START_DOUBT_GRACE_S` (since their request went out,
+        or their activity's last change if later) with their activity still pending
         and token-less are claimed by `claimant` to be sent again (the doubt kept under
         `resent`). Those in doubt for less mark the match as having followers waiting, so the
         fixture sync's sweep signals another walk for them once the grace is over (this walk
@@ -491,7 +609,9 @@ class PushStore:
         doubtful = (
             await conn.execute(
                 text(
-                    """SELECT e.target, la.updated_at < now() - make_interval(secs => :grace) AS due
+                    """SELECT e.target, GREATEST(
+                        la.updated_at, to_timestamp(CAST(e.outcome->'claim'->>'sending_at' AS float8))
+                      ) < now() - make_interval(secs => :grace) AS due
                     FROM effect_log e JOIN live_activity la ON la.id = CAST(e.target AS bigint)
                     WHERE e.fixture_id = :fixture_id AND e.event_key = :event_key AND e.effect = :effect
                       AND e.target = ANY(CAST(:targets AS text[])) AND e.outcome->>'state' = 'in_doubt'
@@ -521,19 +641,24 @@ class PushStore:
                 {"fixture_id": self._push.fixture_id},
             )
 
-    async def _held(self, conn: AsyncConnection, keys: list[str], claimant: str) -> set[str]:
+    async def _holders(
+        self, conn: AsyncConnection, keys: list[str], claimant: str
+    ) -> tuple[set[str], set[str]]:
         """Which of `keys` `claimant` holds the claim of (new, taken over, or from its own earlier
-        try whose answer was lost)."""
+        try whose answer was lost), and which another attempt still holds."""
         rows = await conn.execute(
             text(
-                """SELECT target FROM effect_log
+                """SELECT target, outcome->>'by' = :claimant AS mine FROM effect_log
                 WHERE fixture_id = :fixture_id AND event_key = :event_key AND effect = :effect
-                  AND target = ANY(CAST(:targets AS text[]))
-                  AND outcome->>'state' = 'claimed' AND outcome->>'by' = :claimant"""
+                  AND target = ANY(CAST(:targets AS text[])) AND outcome->>'state' = 'claimed'"""
             ),
             {**self._gate, "targets": keys, "claimant": claimant},
         )
-        return {str(key) for key in rows.scalars()}
+        held: set[str] = set()
+        others: set[str] = set()
+        for row in rows:
+            (held if row.mine else others).add(str(row.target))
+        return held, others
 
     async def _insert_gate(
         self, conn: AsyncConnection, keys: list[str], outcome: dict[str, Any]
@@ -551,15 +676,23 @@ class PushStore:
         )
         return [str(key) for key in inserted.scalars()]
 
-    async def _set_outcomes(self, conn: AsyncConnection, keys: list[str], outcomes: list[str]) -> None:
+    async def _set_outcomes(
+        self, conn: AsyncConnection, keys: list[str], outcomes: list[str], claimant: str
+    ) -> None:
+        """`claimant`'s outcomes of its claims, and of those the next attempt called in doubt when
+        APNs answered them (a `stale` would hide a start in doubt from its resend)."""
         await conn.execute(
             text(
                 """UPDATE effect_log e SET outcome = CAST(v.outcome AS jsonb)
                 FROM unnest(CAST(:targets AS text[]), CAST(:outcomes AS text[])) AS v(target, outcome)
                 WHERE e.fixture_id = :fixture_id AND e.event_key = :event_key AND e.effect = :effect
-                  AND e.target = v.target"""
+                  AND e.target = v.target
+                  AND CASE e.outcome->>'state' WHEN 'claimed' THEN e.outcome->>'by' = :claimant
+                      WHEN 'in_doubt' THEN e.outcome->'claim'->>'by' = :claimant
+                          AND CAST(v.outcome AS jsonb)->>'state' IN ('sent', 'dead', 'rejected')
+                      ELSE false END"""
             ),
-            {**self._gate, "targets": keys, "outcomes": outcomes},
+            {**self._gate, "targets": keys, "outcomes": outcomes, "claimant": claimant},
         )
 
     async def _record_attempts(
@@ -597,9 +730,18 @@ class PushStore:
             },
         )
 
+    async def switch_off(self, dead: list[tuple[Target, Delivery]]) -> None:
+        """Switch off, now, the tokens APNs answered `dead` (`activities.push.death_writer`): one
+        try, as the batch's settlement writes them again through any outage."""
+        async with self._engine.begin() as conn:
+            await self._apply(conn, dead)
+
     async def _apply(self, conn: AsyncConnection, results: list[tuple[Target, Delivery]]) -> None:
         """Dead tokens are switched off for good; a start or end that went through moves the activity on."""
         dead = [(t, d) for t, d in results if d.outcome == "dead"]
+        # A death with no status is one the last look found already switched off (`Standing.GONE`):
+        # the push that got its answer has switched the token off, and it stays so.
+        answered = [(t, d) for t, d in dead if d.status is not None]
         sent = [t.live_activity_id for t, d in results if d.outcome == "sent"]
         kind = self._push.kind
         if dead and kind == "start":
@@ -614,9 +756,9 @@ class PushStore:
                       AND (v.stamp IS NULL OR d.updated_at <= to_timestamp(v.stamp / 1000.0))"""
                 ),
                 {
-                    "ids": [t.device_id for t, _ in dead],
-                    "tokens": [t.token for t, _ in dead],
-                    "stamps": [d.timestamp_ms for _, d in dead],
+                    "ids": [t.device_id for t, _ in answered],
+                    "tokens": [t.token for t, _ in answered],
+                    "stamps": [d.timestamp_ms for _, d in answered],
                 },
             )
             await conn.execute(
@@ -626,7 +768,7 @@ class PushStore:
                 ),
                 {"ids": [t.live_activity_id for t, _ in dead]},
             )
-        elif dead:
+        elif answered:
             # An update token that is dead (410) means the activity ended or was dismissed.
             await conn.execute(
                 text(
@@ -638,9 +780,9 @@ class PushStore:
                     WHERE la.id = v.id AND la.push_token = v.token"""
                 ),
                 {
-                    "ids": [t.live_activity_id for t, _ in dead],
-                    "tokens": [t.token for t, _ in dead],
-                    "gone": [d.status == 410 for _, d in dead],
+                    "ids": [t.live_activity_id for t, _ in answered],
+                    "tokens": [t.token for t, _ in answered],
+                    "gone": [d.status == 410 for _, d in answered],
                 },
             )
         if sent and kind == "start":
@@ -669,6 +811,13 @@ WHERE la.fixture_id = :fixture_id AND la.status = 'active' AND la.push_token_act
   AND la.push_token IS NOT NULL AND d.environment = :environment"""
 """Running activities with a live update token (`update`, `end`; `PushStore._activities` adds the
 generation)."""
+
+
+def _lineage(claimant: str) -> tuple[str, int]:
+    """A claimant `run/activity#attempt` as (`run/activity`, attempt); another shape has no
+    attempt number, and no claim counts as a later attempt's than it."""
+    lineage, _, attempt = claimant.rpartition("#")
+    return (lineage, int(attempt)) if lineage and attempt.isdigit() else (claimant, 2**31 - 1)
 
 
 def _target(row: Any, read_at: float, token: str | None = None) -> Target:

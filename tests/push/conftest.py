@@ -57,7 +57,11 @@ def push_settings(settings: Settings, sim: PushSim) -> Settings:
 
 @pytest.fixture
 def fanout_config(push_settings: Settings) -> FanoutConfig:
-    return replace(FanoutConfig.from_settings(push_settings), policy=FAST_POLICY, heartbeat_every=0.5)
+    # A claimant that marked its claims more than a second ago is taken for dead: the tests that
+    # kill an attempt mean it, and one that pauses it sets its own grace.
+    return replace(
+        FanoutConfig.from_settings(push_settings), policy=FAST_POLICY, heartbeat_every=0.5, claimant_grace=1.0
+    )
 
 
 @pytest_asyncio.fixture

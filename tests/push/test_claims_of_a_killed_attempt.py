@@ -9,7 +9,9 @@ being sent first (`PushStore.mark_sending`): an unmarked claim never reached APN
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
+from functools import partial
 
 import asyncpg
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -17,7 +19,11 @@ from structlog.testing import capture_logs
 from temporalio.client import Client
 
 from activities.push.apns import ApnsClient
+from activities.push.delivery import Sender, SendPolicy
 from activities.push.fanout import FanoutConfig
+from activities.push.last_look import LastLook, Marks
+from activities.push.limiter import AdaptiveLimit
+from activities.push.payloads import FixtureNames, build, variants
 from activities.push.store import PushStore
 from domain.moments import KeyMoment
 from scoreline.db.engine import create_engine
@@ -31,6 +37,8 @@ KILLED = "killed-run/1#1"
 DEVICES = 6
 BEGUN = 2
 """Of the killed attempt's claims, those whose request had begun (marked by its last look)."""
+_MARKED = """SELECT count(*) FROM effect_log WHERE fixture_id = $1
+    AND outcome ? 'sending' AND (outcome->>'sending_at')::float8 > extract(epoch FROM now()) - 60"""
 
 
 async def test_an_alert_claimed_by_a_killed_attempt_before_its_requests_began_is_sent_by_the_next(
@@ -48,9 +56,10 @@ async def test_an_alert_claimed_by_a_killed_attempt_before_its_requests_began_is
     running = await seed.running_activities(db, DEVICES)
     store = PushStore(engine, GOAL, "sandbox")
     batch = await store.load(store.first_cursor, limit=100)
-    claimed = await store.claim(batch.targets, [], KILLED, state={"version": 3})
+    claimed = (await store.claim(batch.targets, [], KILLED, state={"version": 3})).mine
     begun = {target.live_activity_id for target in claimed[:BEGUN]}
-    assert await store.mark_sending(KILLED, sorted(begun)) == begun
+    assert await store.mark_sending(KILLED, sorted(begun)) == Marks(marked=begun)
+    assert await db.fetchval(_MARKED, seed.FIXTURE_ID) == BEGUN, "marked, and when (`sending_at`)"
 
     async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
         result = await run_push(temporal_client, task_queue, GOAL)
@@ -58,6 +67,63 @@ async def test_an_alert_claimed_by_a_killed_attempt_before_its_requests_began_is
     alerted = Counter(p["token"] for p in await sim.pushes() if p["status"] == 200)
     assert alerted == {a.push_token: 1 for a in running if a.live_activity_id not in begun}
     assert (result.sent, result.in_doubt) == (DEVICES - BEGUN, BEGUN)
+
+
+async def test_an_alert_whose_worker_is_killed_while_it_waits_out_a_429_is_sent_by_the_next(
+    temporal_client: Client,
+    task_queue: str,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    fanout_config: FanoutConfig,
+    sim: PushSim,
+    db: asyncpg.Connection,
+) -> None:
+    """The soak of 2026-12-03 (seed 16): a worker was SIGKILLed while a goal's alerts for 74 phones
+    waited out the backoff of an APNs 429 burst. Their claims were still marked as being sent,
+    so the next attempt took them as in doubt and the goal never reached those phones. A claim
+    whose request came back undelivered is unmarked before the wait; before the fix all three
+    phones here got nothing."""
+    await seed.fixture(db)
+    running = await seed.running_activities(db, 3)
+    store = PushStore(engine, GOAL, "sandbox")
+    batch = await store.load(store.first_cursor, limit=100)
+    claimed = (await store.claim(batch.targets, [], KILLED, state={"version": 3})).mine
+    for target in claimed:
+        await sim.fault(status=429, token=target.token)
+    last_look = LastLook(partial(store.mark_sending, KILLED), partial(store.unmark_sending, KILLED))
+    # The held wait after a 429: long enough to be killed in, short enough to keep the claim.
+    policy = SendPolicy(throttle_backoff=1.5, longest_held_wait=2.0)
+    sender = Sender(apns_client, policy, AdaptiveLimit(10), asyncio.Event(), kind="alert")
+    bodies = variants(build(GOAL, FixtureNames(seed.HOME, seed.AWAY, "Premier League"), seed.FIXTURE_ID))
+    waiting = [
+        asyncio.create_task(
+            sender.deliver(
+                target.token,
+                bodies,
+                priority=10,
+                expiration=GOAL.timestamp + 900,
+                resend_if_unknown=False,
+                look=partial(last_look.look, target.live_activity_id),
+                unmark=partial(last_look.unmark, target.live_activity_id),
+            )
+        )
+        for target in claimed
+    ]
+    async with asyncio.timeout(10):
+        while len(await sim.pushes()) < len(claimed):
+            await asyncio.sleep(0.02)
+    await asyncio.sleep(0.2)  # each has taken its answer in and waits for its next try
+    for task in waiting:  # the SIGKILL: nothing is settled
+        task.cancel()
+    await asyncio.gather(*waiting, return_exceptions=True)
+    assert await db.fetchval(_MARKED, seed.FIXTURE_ID) == 0, "every mark taken off after the 429"
+
+    async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
+        result = await run_push(temporal_client, task_queue, GOAL)
+
+    alerted = Counter(p["token"] for p in await sim.pushes() if p["status"] == 200)
+    assert alerted == {activity.push_token: 1 for activity in running}
+    assert (result.sent, result.in_doubt) == (3, 0)
 
 
 async def test_a_resumed_attempt_whose_claims_were_taken_over_sends_nothing(
@@ -69,9 +135,9 @@ async def test_a_resumed_attempt_whose_claims_were_taken_over_sends_nothing(
     await seed.running_activities(db, DEVICES)
     store = PushStore(engine, GOAL, "sandbox")
     batch = await store.load(store.first_cursor, limit=100)
-    claimed = await store.claim(batch.targets, [], KILLED, state={"version": 3})
+    claimed = (await store.claim(batch.targets, [], KILLED, state={"version": 3})).mine
     await store.claim(batch.targets, [], "next-run/1#2", state={"version": 3})
-    assert await store.mark_sending(KILLED, [target.live_activity_id for target in claimed]) == set()
+    assert await store.mark_sending(KILLED, [target.live_activity_id for target in claimed]) == Marks(set())
 
 
 async def test_a_last_look_that_cannot_reach_postgres_answers_none() -> None:

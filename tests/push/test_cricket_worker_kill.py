@@ -62,7 +62,6 @@ async def test_killed_worker_mid_innings_loses_and_doubles_nothing(
         async with device_api(config) as api:
             [phone] = await phones(api, sim, 1, prefix="kill-")
             await phone.follow(fixture_id)
-            phone.run_app(fixture_id)
             log = (tmp_path / "worker.log").open("w")
             first = await asyncio.create_subprocess_exec(
                 sys.executable,
@@ -83,9 +82,12 @@ async def test_killed_worker_mid_innings_loses_and_doubles_nothing(
                     ),
                     60,
                 )
+                # The app waits for its start from when the worker is up, not from the follow: on
+                # a loaded CI machine the worker took 34 s to answer its probe, longer than that wait.
+                phone.run_app(fixture_id, within=60)
                 await start_cricket_match(temporal_client, config, fixture_id)
                 await provider.step_through(times[: opening + 1])
-                await asyncio.wait_for(phone.activity_running(), 30)
+                await phone.activity_running()
                 await provider.step_through(times[opening + 1 : kill_at])
             finally:
                 first.send_signal(signal.SIGKILL)

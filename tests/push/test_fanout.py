@@ -373,7 +373,7 @@ async def test_an_end_claimed_by_an_attempt_that_died_is_sent_by_the_next(
     end = push("end", version=9)
     dead = PushStore(engine, end, fanout_config.environment)
     batch = await dead.load(dead.first_cursor, 100)
-    claimed = await dead.claim(batch.targets, [], "attempt-that-died", {"version": 9})
+    claimed = (await dead.claim(batch.targets, [], "attempt-that-died", {"version": 9})).mine
     assert len(claimed) == 20, "the dying attempt claimed every activity"
 
     async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):

@@ -46,7 +46,7 @@ async def test_outcomes_written_while_postgres_is_out_of_reach_are_kept_until_it
     await seed.running_activities(db, 3)
     store = PushStore(engine, END, fanout_config.environment)
     batch = await store.load(store.first_cursor, 10)
-    claimed = await store.claim(batch.targets, [], "attempt-1", {"version": 30})
+    claimed = (await store.claim(batch.targets, [], "attempt-1", {"version": 30})).mine
     assert len(claimed) == 3
 
     proxy = CuttableProxy.to_database(database_url)
@@ -56,7 +56,9 @@ async def test_outcomes_written_while_postgres_is_out_of_reach_are_kept_until_it
         writer = PushStore(cut_off, END, fanout_config.environment)
         await proxy.cut()
         settling = asyncio.create_task(
-            writer.settle([(target, Delivery("sent", (), status=200)) for target in claimed], None)
+            writer.settle(
+                [(target, Delivery("sent", (), status=200)) for target in claimed], "attempt-1", None
+            )
         )
         await asyncio.sleep(1.5)
         assert not settling.done(), "the write waits for Postgres"
@@ -93,11 +95,11 @@ async def test_claims_made_while_postgres_is_out_of_reach_are_made_once_it_is_ba
         assert not claiming.done(), "the claim waits for Postgres"
         await proxy.restore()
         async with asyncio.timeout(20):
-            claimed = await claiming
-        again = await store.claim(batch.targets, [], "attempt-1", {"version": 13})
+            claimed = (await claiming).mine
+        again = (await store.claim(batch.targets, [], "attempt-1", {"version": 13})).mine
         # Its requests begin (the last look marks them); then it dies.
         await store.mark_sending("attempt-1", [target.live_activity_id for target in claimed])
-        other = await store.claim(batch.targets, [], "attempt-2", {"version": 13})
+        other = (await store.claim(batch.targets, [], "attempt-2", {"version": 13})).mine
     finally:
         await cut_off.dispose()
         await proxy.cut()

@@ -310,6 +310,36 @@ async def test_a_newer_claim_made_in_this_worker_after_the_look_stops_the_reques
     assert await sim.pushes(token) == []
 
 
+async def test_a_newer_claim_made_while_the_request_waits_for_its_connection_stops_it(
+    apns_client: ApnsClient, sim: PushSim
+) -> None:
+    """The soak of 2026-12-03 (seed 16): right after a Postgres restart, a routine update reached
+    two phones 32 ms after the newer alert its worker had claimed meanwhile. Its worker's claims
+    were asked right after the look, and the request then waited for its connection (and could
+    wait for an HTTP/2 stream). They are now asked once the request has its stream, right before
+    its first byte. This client has no connection yet: opening it takes round trips, and the
+    newer claim comes on the loop's next turn after the look."""
+    token = apns_token()
+    claimed_here = ClaimedHere()
+
+    async def look() -> Standing:
+        loop = asyncio.get_running_loop()
+        loop.call_soon(claimed_here.claimed, [7], GOAL.timestamp + 6)  # the alert claims it next
+        return Standing.GO
+
+    delivery = await sender(apns_client).deliver(
+        token,
+        BODIES,
+        priority=5,
+        expiration=GOAL.timestamp + 900,
+        resend_if_unknown=True,
+        look=look,
+        claimed_since=lambda: claimed_here.newer_than(7, GOAL.timestamp),
+    )
+    assert (delivery.outcome, delivery.attempts) == ("stale", ())
+    assert await sim.pushes(token) == []
+
+
 async def test_a_410_that_comes_while_a_delivery_waits_for_its_slot_stops_its_request(
     apns_client: ApnsClient, sim: PushSim
 ) -> None:

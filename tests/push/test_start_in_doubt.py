@@ -42,10 +42,29 @@ async def _claimed_by_an_attempt_that_died(engine: AsyncEngine) -> None:
     last look marked it), no answer written."""
     store = PushStore(engine, KICKOFF, "sandbox")
     batch = await store.load(store.first_cursor, limit=100)
-    claimed = await store.claim(batch.targets, [], "killed-run/1#1", state={"version": 1})
+    claimed = (await store.claim(batch.targets, [], "killed-run/1#1", state={"version": 1})).mine
     assert len(claimed) == FOLLOWERS
-    marked = await store.mark_sending("killed-run/1#1", [target.live_activity_id for target in claimed])
-    assert marked == {target.live_activity_id for target in claimed}
+    marks = await store.mark_sending("killed-run/1#1", [target.live_activity_id for target in claimed])
+    assert marks is not None and marks.marked == {target.live_activity_id for target in claimed}
+
+
+async def _grace_passes(db: asyncpg.Connection) -> None:
+    """Date the activities' last change and the starts' requests back past the grace."""
+    await db.execute(
+        "UPDATE live_activity SET updated_at = updated_at - make_interval(secs => $1)",
+        START_DOUBT_GRACE_S + 1,
+    )
+    await _requests_dated_back(db, START_DOUBT_GRACE_S + 1)
+
+
+async def _requests_dated_back(db: asyncpg.Connection, seconds: float) -> None:
+    """Move the in-doubt claims' `sending_at` (when the last look let their request go) back."""
+    await db.execute(
+        """UPDATE effect_log SET outcome = jsonb_set(outcome, '{claim,sending_at}',
+            to_jsonb(CAST(outcome->'claim'->>'sending_at' AS float8) - $1))
+        WHERE outcome->>'state' = 'in_doubt'""",
+        seconds,
+    )
 
 
 async def test_a_start_in_doubt_is_sent_again_to_a_follower_whose_activity_never_came(
@@ -76,11 +95,7 @@ async def test_a_start_in_doubt_is_sent_again_to_a_follower_whose_activity_never
         await report_activity_token(
             engine, reported.device_id, seed.FIXTURE_ID, seed.apns_token(), generation=1
         )
-        # The grace passes (the activities' last claim is dated back past it).
-        await db.execute(
-            "UPDATE live_activity SET updated_at = updated_at - make_interval(secs => $1)",
-            START_DOUBT_GRACE_S + 1,
-        )
+        await _grace_passes(db)
         resent = await run_push(temporal_client, task_queue, KICKOFF)
         again = await run_push(temporal_client, task_queue, KICKOFF)
 
@@ -90,3 +105,38 @@ async def test_a_start_in_doubt_is_sent_again_to_a_follower_whose_activity_never
     assert again == resent
     outcomes = await db.fetch("SELECT target, outcome->>'state' AS state FROM effect_log")
     assert Counter(row["state"] for row in outcomes) == {"sent": FOLLOWERS - 1, "in_doubt": 1}
+
+
+async def test_the_grace_of_a_start_in_doubt_counts_from_its_request_not_its_claim(
+    temporal_client: Client,
+    task_queue: str,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    fanout_config: FanoutConfig,
+    sim: PushSim,
+    db: asyncpg.Connection,
+) -> None:
+    """The soak of 2026-12-03 (seed 17, second run): under faults a start went out 23 s after
+    its claim, its worker was SIGKILLed right after, and the grace, counted from the claim (the
+    activities' last change), ran out 37 s after the phones got it: four phones whose reports
+    were held up by a Postgres restart got the start twice. Counted from the request, a start
+    sent less than the grace ago is still waited for."""
+    await seed.fixture(db)
+    await seed.followers(db, FOLLOWERS)
+    await _claimed_by_an_attempt_that_died(engine)
+    # Claimed (the activities' last change) long ago; the request went out just now.
+    await db.execute(
+        "UPDATE live_activity SET updated_at = updated_at - make_interval(secs => $1)",
+        START_DOUBT_GRACE_S + 1,
+    )
+
+    async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
+        waiting = await run_push(temporal_client, task_queue, KICKOFF)
+        assert (waiting.sent, waiting.in_doubt) == (0, FOLLOWERS)
+        assert await sim.pushes() == []
+
+        await _requests_dated_back(db, START_DOUBT_GRACE_S)
+        resent = await run_push(temporal_client, task_queue, KICKOFF)
+
+    assert (resent.sent, resent.in_doubt) == (FOLLOWERS, 0)
+    assert len([p for p in await sim.pushes() if p["status"] == 200]) == FOLLOWERS
