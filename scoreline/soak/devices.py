@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import random
 import time
 from collections.abc import Collection, Coroutine, Sequence
@@ -168,9 +169,16 @@ class DevicePart:
     name = "devices"
 
     def __init__(
-        self, targets: SoakTargets, fixtures: SoakFixtures, rng: random.Random, devices: int
+        self,
+        targets: SoakTargets,
+        fixtures: SoakFixtures,
+        rng: random.Random,
+        devices: int,
+        worker_kills: Sequence[float] = (),
     ) -> None:
         self._targets = targets
+        self._worker_kills = worker_kills
+        """The stack's record of its SIGKILLs of workers (read when checking)."""
         self._fixtures = fixtures.all
         deleting = set(rng.sample(range(devices), round(devices * DELETING_SHARE)))
         self._phones = [
@@ -397,9 +405,28 @@ class DevicePart:
                     "SELECT id, generation FROM live_activity WHERE id = ANY($1::bigint[])",
                     [int(row["target"]) for row in alerts if str(row["target"]).isdigit()],
                 )
+                # Alerts whose claim was marked as being sent by an attempt that then died.
+                in_doubt = await connection.fetch(
+                    """SELECT la.push_token, e.event_key,
+                              (e.outcome->'claim'->>'sending_at')::float8 AS marked_at
+                       FROM effect_log e JOIN live_activity la ON la.id = CAST(e.target AS bigint)
+                       WHERE e.effect = 'la.alert' AND e.fixture_id = ANY($1::bigint[])
+                         AND e.outcome->>'state' = 'in_doubt' AND e.outcome->'claim' ? 'sending_at'
+                         AND la.push_token IS NOT NULL""",
+                    list(self._fixtures),
+                )
             finally:
                 await connection.close()
-        return _match_facts(states, alerts, {int(row["id"]): int(row["generation"]) for row in generations})
+        facts = _match_facts(states, alerts, {int(row["id"]): int(row["generation"]) for row in generations})
+        return dataclasses.replace(
+            facts,
+            in_doubt={
+                (str(row["push_token"]).lower(), int(str(row["event_key"])[1:])): float(row["marked_at"])
+                for row in in_doubt
+                if str(row["event_key"])[1:].isdigit()
+            },
+            worker_kills=tuple(self._worker_kills),
+        )
 
 
 class _JournalTail:

@@ -154,7 +154,7 @@ async def _soak(
         fixtures = SoakFixtures(provider_fixture_ids(options.recordings), await desks.create_matches())
         parts: list[LoadPart] = [
             desks,
-            DevicePart(targets, fixtures, random.Random(rng.random()), options.devices),
+            DevicePart(targets, fixtures, random.Random(rng.random()), options.devices, stack.worker_kills),
             ScreenPart(
                 targets, fixtures, random.Random(rng.random()), options.sse_clients, options.ws_clients
             ),
