@@ -104,8 +104,8 @@ class DeskScreen(Screen):
         await expect(self.page.locator("#home-score")).to_have_text(str(home))
         await expect(self.page.locator("#away-score")).to_have_text(str(away))
 
-    async def expect_version(self, version: int) -> None:
-        await expect(self.page.locator("#match-version")).to_have_text(f"v{version}")
+    async def expect_version(self, version: int, *, within_s: float = 5) -> None:
+        await expect(self.page.locator("#match-version")).to_have_text(f"v{version}", timeout=within_s * 1000)
 
     async def waiting(self) -> int:
         return int(await self.page.locator("#banner").get_attribute("data-waiting") or 0)

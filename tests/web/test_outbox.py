@@ -164,7 +164,9 @@ async def test_the_api_process_killed_mid_queue_loses_and_doubles_nothing(
         await held.rollback()
         await api.start()
 
-        await desk.expect_version(11)
+        # The resend waits out the outbox's backoff, which grew while the API was down: up to its
+        # 8 s cap (sender.js RETRY) unless the stream reconnects first, then 10 commands in a row.
+        await desk.expect_version(11, within_s=20)
         await expect(desk.page.locator("#banner")).to_have_attribute("data-waiting", "0")
         records = await outbox(desk, fixture_id)
         assert await _logged_keys(road, fixture_id) == [str(r["key"]) for r in records[1:]]
