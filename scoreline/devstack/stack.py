@@ -38,12 +38,15 @@ from scoreline.devstack.process import ChildProcess
 from scoreline.logging import get_logger
 from scoreline.settings import ENV_FILE_NAME, Settings
 from scoreline.temporal.client import connect
+from simulators.apns.keys import ensure_signing_key, ensure_tls_certificate
 from workflows.probe import WorkerProbeInput, WorkerProbeWorkflow
 
 log = get_logger(__name__)
 
 DATABASE_NAME = "scoreline"
 PORTS_VARIABLE = "SCORELINE_DEV_PORTS"
+SIMULATOR_HOST = "127.0.0.1"
+"""Where the APNs simulator listens (its certificate names it)."""
 """`free`: every part on a free port, not its documented one (several stacks side by side)."""
 STARTUP_TIMEOUT = 90.0
 
@@ -195,6 +198,13 @@ class DevStack:
         await self._migrate(database_url)
         self._set_addresses(ports, database_url, redis_url, temporal)
         await self._start_monitoring(ports)
+        # The worker reads the APNs signing key and the simulator's certificate as it starts; the
+        # simulator, started beside it, creates both and keeps what it finds intact. Made here
+        # first, so a worker that starts before the simulator finds them (on a loaded machine it
+        # did not, and exited).
+        apns_dir = self.options.data_dir / "apns"
+        ensure_signing_key(apns_dir, self.environment.apns_key_id)
+        ensure_tls_certificate(apns_dir, SIMULATOR_HOST)
         await asyncio.gather(
             self._start_apns(ports),
             self._start_provider(ports),
@@ -383,6 +393,7 @@ class DevStack:
             "apns",
             "sim", "apns",
             "--data-dir", str(self.options.data_dir),
+            "--host", SIMULATOR_HOST,
             "--port", str(ports.apns),
             "--admin-port", str(ports.apns_admin),
             *self._apns_options(),

@@ -68,7 +68,11 @@ def _wait_ready(process: subprocess.Popen[str], data_dir: Path) -> dict[str, str
         line = process.stdout.readline()
         if not line:
             tail = _stderr_path(data_dir).read_text(errors="replace")[-3000:]
-            raise AssertionError(f"dev exited ({process.wait()}) before ready; its stderr ends:\n{tail}")
+            code = process.wait()
+            # Closed here: left to the collector, the pipe's ResourceWarning failed whichever test
+            # ran next in this process.
+            process.stdout.close()
+            raise AssertionError(f"dev exited ({code}) before ready; its stderr ends:\n{tail}")
         if line.startswith("ready "):
             return dict(pair.split("=", 1) for pair in line.split()[1:])
     raise AssertionError("no ready line in time")
