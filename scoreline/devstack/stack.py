@@ -45,9 +45,9 @@ log = get_logger(__name__)
 
 DATABASE_NAME = "scoreline"
 PORTS_VARIABLE = "SCORELINE_DEV_PORTS"
+"""`free`: every part on a free port, not its documented one (several stacks side by side)."""
 SIMULATOR_HOST = "127.0.0.1"
 """Where the APNs simulator listens (its certificate names it)."""
-"""`free`: every part on a free port, not its documented one (several stacks side by side)."""
 STARTUP_TIMEOUT = 90.0
 
 

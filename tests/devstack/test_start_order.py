@@ -26,13 +26,13 @@ class _SimulatorAfterWorker(DevStack):
         await super()._start_apns(ports)
 
 
-async def test_a_worker_that_starts_before_the_apns_simulator_finds_its_signing_key(
+async def test_a_worker_that_starts_before_the_apns_simulator_finds_its_key_and_certificate(
     tmp_path: Path, database_url: str, redis_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Regression (CI, 2026-12-05): the worker reads the APNs signing key as it starts, and only the
-    simulator, started beside it, created that key. On a loaded machine the worker got there first
-    and exited (`FileNotFoundError: .../apns/AuthKey_DEVKEY1234.p8`), so `scoreline dev` failed to
-    start. Fails before the fix: `PartFailed` for the worker."""
+    """Regression (CI, 2026-12-05): the worker reads the APNs signing key and the simulator's
+    certificate as it starts, and only the simulator, started beside it, created them. On a loaded
+    machine the worker got there first and exited (`FileNotFoundError: .../apns/AuthKey_DEVKEY1234.p8`),
+    so `scoreline dev` failed to start. Fails before the fix: `PartFailed` for the worker."""
     monkeypatch.setenv(PORTS_VARIABLE, "free")
     stack = _SimulatorAfterWorker(
         DevOptions(data_dir=tmp_path / "stack", recordings=(RECORDING,), start_in=600),
