@@ -13,6 +13,7 @@ import asyncio
 import signal
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
@@ -50,6 +51,17 @@ WORKFLOWS: Sequence[type] = (
     RetentionWorkflow,
 )
 
+MAIN_QUEUE_HEARTBEATS: dict[str, timedelta] = {
+    "max_heartbeat_throttle_interval": timedelta(seconds=2),
+    "default_heartbeat_throttle_interval": timedelta(seconds=2),
+}
+"""How often, at most, a main-queue activity's heartbeat reaches Temporal. Left to the SDK, it is
+once per 0.8 heartbeat timeout: a push fan-out (30 s timeout) beating every 2 s was heard every
+24 s, so a worker stopped for 20 s could lose an attempt it would have resumed (the soak of
+2026-12-05, seed 18: SIGSTOPped 18 s after its last heartbeat had gone out, the walk starting a
+match's new followers timed out, its retries met a Postgres restart, a cut and an APNs burst, and
+it ended 2 min later, after the final whistle). Every 2 s, a pause shorter than the timeout is
+survived, and a retry resumes from a cursor at most 2 s old."""
 
 VALIDATION_ATTEMPTS = 3
 
@@ -116,6 +128,7 @@ def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) 
             pushes.push_live_activities,
             retention.purge_old_rows,
         ],
+        **MAIN_QUEUE_HEARTBEATS,
     )
     watch = new_worker(
         client,

@@ -174,6 +174,12 @@ class _Fanout:
         self.log = log.bind(fixture_id=push.fixture_id, event_key=push.event_key, effect=push.effect)
 
     async def run(self) -> PushResult:
+        """The attempt, heartbeating from its first statement: any of them may wait out a Postgres
+        outage (`activities.push.store.OUTAGE_PATIENCE_S`)."""
+        async with self._heartbeating():
+            return await self._run()
+
+    async def _run(self) -> PushResult:
         names = await self.store.fixture_names()
         if names is None:
             raise ApplicationError(
@@ -192,11 +198,10 @@ class _Fanout:
         started = time.monotonic()
         state = payload["aps"]["content-state"]
         try:
-            async with self._heartbeating():
-                await self._walk(bodies, state)
-                if self.push.kind == "end":
-                    await self._close(bodies, state)
-                await self._await_claimants(bodies, state)
+            await self._walk(bodies, state)
+            if self.push.kind == "end":
+                await self._close(bodies, state)
+            await self._await_claimants(bodies, state)
         except asyncio.CancelledError:
             self.log.warning(
                 "push.fanout_stopped", cursor=self.cursor, seconds=round(time.monotonic() - started, 3)

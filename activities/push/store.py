@@ -53,8 +53,11 @@ FIRST_DEVICE = str(uuid.UUID(int=0))
 FIRST_ACTIVITY = "0"
 """Cursor before every live activity id (`update` and `end` walk activities by id)."""
 OUTAGE_PATIENCE_S = 30.0
-"""How long a claim or a settlement waits for Postgres to come back (a restart takes seconds)
-before the attempt fails."""
+"""How long a statement of the fan-out waits for Postgres to come back (a restart takes seconds, a
+cut as long as the cut) before the attempt fails. Every statement waits, reads too: an attempt
+that failed on its first read was retried after Temporal's backoff, which grows to 30 s (the soak
+of 2026-12-05, seed 18: a walk over a match's new followers failed on a cut, then on a restart,
+waited 30 s after each, and ended after the final whistle)."""
 OUTAGE_RETRY_S = (0.2, 5.0)
 """First and longest wait between two tries of one."""
 START_DOUBT_GRACE_S = 60.0
@@ -146,8 +149,9 @@ class PushStore:
         no `effect_log` rows left, so the gate could no longer tell what was sent: pushing again
         would repeat every alert. None makes the fan-out send nothing.
         """
-        async with self._engine.connect() as conn:
-            row = (
+
+        async def read(conn: AsyncConnection, _: bool) -> Any:
+            return (
                 await conn.execute(
                     text(
                         """SELECT name, home_team, away_team, competition, effects_purged_at
@@ -156,6 +160,8 @@ class PushStore:
                     {"id": self._push.fixture_id},
                 )
             ).first()
+
+        row = await self._through_outages(read)
         if row is None or row.effects_purged_at is not None:
             return None
         home, away = _name(row.home_team), _name(row.away_team)
@@ -168,30 +174,32 @@ class PushStore:
     async def load(self, after: str, limit: int) -> Batch:
         """The next batch of targets after `after`."""
         if self._push.kind == "start":
-            return await self._load_followers(after, limit)
-        read_at = time.monotonic()
-        async with self._engine.connect() as conn:
-            rows = (
-                await conn.execute(
-                    text(self._activities + " AND la.id > :after ORDER BY la.id LIMIT :limit"),
-                    {**self._scope, "after": int(after), "limit": limit},
-                )
-            ).all()
-        targets = [_target(row, read_at) for row in rows]
+            return await self._through_outages(lambda conn, _: self._load_followers(conn, after, limit))
+
+        async def read(conn: AsyncConnection, _: bool) -> list[Target]:
+            read_at = time.monotonic()
+            rows = await conn.execute(
+                text(self._activities + " AND la.id > :after ORDER BY la.id LIMIT :limit"),
+                {**self._scope, "after": int(after), "limit": limit},
+            )
+            return [_target(row, read_at) for row in rows]
+
+        targets = await self._through_outages(read)
         cursor = targets[-1].key if targets else after
-        return Batch(targets, cursor, last=len(rows) < limit)
+        return Batch(targets, cursor, last=len(targets) < limit)
 
     async def reload(self, targets: list[Target]) -> list[Target]:
         """The same activities again (fresh `last_*`), those still running with a live token."""
-        read_at = time.monotonic()
-        async with self._engine.connect() as conn:
-            rows = (
-                await conn.execute(
-                    text(self._activities + " AND la.id = ANY(CAST(:ids AS bigint[])) ORDER BY la.id"),
-                    {**self._scope, "ids": [t.live_activity_id for t in targets]},
-                )
-            ).all()
-        return [_target(row, read_at) for row in rows]
+
+        async def read(conn: AsyncConnection, _: bool) -> list[Target]:
+            read_at = time.monotonic()
+            rows = await conn.execute(
+                text(self._activities + " AND la.id = ANY(CAST(:ids AS bigint[])) ORDER BY la.id"),
+                {**self._scope, "ids": [t.live_activity_id for t in targets]},
+            )
+            return [_target(row, read_at) for row in rows]
+
+        return await self._through_outages(read)
 
     async def claim(
         self, targets: list[Target], stale: list[Target], claimant: str, state: dict[str, Any]
@@ -429,7 +437,8 @@ class PushStore:
 
         Row locks order this against a token report (`report_activity_token`): a report that
         commits first makes its activity reachable; one that comes after finds it ended."""
-        async with self._engine.begin() as conn:
+
+        async def close(conn: AsyncConnection, _: bool) -> None:
             await conn.execute(
                 text(
                     """UPDATE live_activity la SET status = 'ended', ended_at = COALESCE(la.ended_at, now()),
@@ -447,10 +456,13 @@ class PushStore:
                 {**self._scope, **self._gate},
             )
 
+        await self._through_outages(close)
+
     async def totals(self, deferred: int) -> PushResult:
         """The ledger of this push, counted by state."""
-        async with self._engine.connect() as conn:
-            rows = (
+
+        async def count(conn: AsyncConnection, _: bool) -> Any:
+            return (
                 await conn.execute(
                     text(
                         """SELECT outcome->>'state' AS state, count(*) AS n FROM effect_log
@@ -460,6 +472,8 @@ class PushStore:
                     self._gate,
                 )
             ).all()
+
+        rows = await self._through_outages(count)
         counts = {str(row.state): int(row.n) for row in rows}
         return PushResult(
             effect=self._push.effect,
@@ -495,64 +509,66 @@ class PushStore:
     async def clear_followers_waiting(self) -> None:
         """A start walk begins: followers who follow from now on mark the match again (and get a
         walk of their own); those before are this walk's."""
-        async with self._engine.begin() as conn:
+
+        async def clear(conn: AsyncConnection, _: bool) -> None:
             await conn.execute(
                 text("DELETE FROM followers_waiting WHERE fixture_id = :fixture_id"),
                 {"fixture_id": self._push.fixture_id},
             )
 
-    async def _load_followers(self, after: str, limit: int) -> Batch:
+        await self._through_outages(clear)
+
+    async def _load_followers(self, conn: AsyncConnection, after: str, limit: int) -> Batch:
         """Followers with a live push-to-start token and no Live Activity of the push's generation
         started yet; each gets a `pending` activity row of that generation to push for. A follower
         whose activity of that generation runs (or ran) is never walked again for it."""
         read_at = time.monotonic()
-        async with self._engine.begin() as conn:
-            followers = (
-                await conn.execute(
-                    text(
-                        """SELECT d.id, d.push_to_start_token AS token
-                        FROM follow f JOIN device d ON d.id = f.device_id
-                        WHERE f.fixture_id = :fixture_id AND d.environment = :environment
-                          AND d.push_to_start_active AND d.push_to_start_token IS NOT NULL
-                          AND f.device_id > CAST(:after AS uuid)
-                          AND NOT EXISTS (
-                              SELECT 1 FROM live_activity la
-                              WHERE la.device_id = f.device_id AND la.fixture_id = f.fixture_id
-                                AND la.generation = :generation
-                                AND (la.status <> 'pending' OR la.started_at IS NOT NULL))
-                        ORDER BY f.device_id LIMIT :limit"""
-                    ),
-                    {**self._scope, "after": after, "limit": limit},
-                )
-            ).all()
-            if not followers:
-                return Batch([], after, last=True)
-            tokens = {row.id: str(row.token) for row in followers}
-            ids = list(tokens)
+        followers = (
             await conn.execute(
                 text(
-                    """INSERT INTO live_activity (device_id, fixture_id, generation)
-                    SELECT unnest(CAST(:ids AS uuid[])), :fixture_id, :generation
-                    ON CONFLICT (device_id, fixture_id, generation) DO NOTHING"""
+                    """SELECT d.id, d.push_to_start_token AS token
+                    FROM follow f JOIN device d ON d.id = f.device_id
+                    WHERE f.fixture_id = :fixture_id AND d.environment = :environment
+                      AND d.push_to_start_active AND d.push_to_start_token IS NOT NULL
+                      AND f.device_id > CAST(:after AS uuid)
+                      AND NOT EXISTS (
+                          SELECT 1 FROM live_activity la
+                          WHERE la.device_id = f.device_id AND la.fixture_id = f.fixture_id
+                            AND la.generation = :generation
+                            AND (la.status <> 'pending' OR la.started_at IS NOT NULL))
+                    ORDER BY f.device_id LIMIT :limit"""
+                ),
+                {**self._scope, "after": after, "limit": limit},
+            )
+        ).all()
+        if not followers:
+            return Batch([], after, last=True)
+        tokens = {row.id: str(row.token) for row in followers}
+        ids = list(tokens)
+        await conn.execute(
+            text(
+                """INSERT INTO live_activity (device_id, fixture_id, generation)
+                SELECT unnest(CAST(:ids AS uuid[])), :fixture_id, :generation
+                ON CONFLICT (device_id, fixture_id, generation) DO NOTHING"""
+            ),
+            {"ids": ids, "fixture_id": self._push.fixture_id, "generation": self._push.generation},
+        )
+        # An activity already running (started in the app) or already started by a push (its
+        # update token not reported yet) must not get a second one.
+        rows = (
+            await conn.execute(
+                text(
+                    """SELECT la.id, la.device_id, la.last_timestamp,
+                           (la.last_content_state->>'version')::bigint AS last_version,
+                           extract(epoch FROM la.last_routine_at)::float8 AS routine_at
+                    FROM live_activity la
+                    WHERE la.fixture_id = :fixture_id AND la.device_id = ANY(CAST(:ids AS uuid[]))
+                      AND la.generation = :generation AND la.status = 'pending' AND la.started_at IS NULL
+                    ORDER BY la.device_id"""
                 ),
                 {"ids": ids, "fixture_id": self._push.fixture_id, "generation": self._push.generation},
             )
-            # An activity already running (started in the app) or already started by a push (its
-            # update token not reported yet) must not get a second one.
-            rows = (
-                await conn.execute(
-                    text(
-                        """SELECT la.id, la.device_id, la.last_timestamp,
-                               (la.last_content_state->>'version')::bigint AS last_version,
-                               extract(epoch FROM la.last_routine_at)::float8 AS routine_at
-                        FROM live_activity la
-                        WHERE la.fixture_id = :fixture_id AND la.device_id = ANY(CAST(:ids AS uuid[]))
-                          AND la.generation = :generation AND la.status = 'pending' AND la.started_at IS NULL
-                        ORDER BY la.device_id"""
-                    ),
-                    {"ids": ids, "fixture_id": self._push.fixture_id, "generation": self._push.generation},
-                )
-            ).all()
+        ).all()
         targets = [_target(row, read_at, token=tokens[row.device_id]) for row in rows]
         return Batch(targets, str(followers[-1].id), last=len(followers) < limit)
 

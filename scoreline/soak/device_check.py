@@ -178,6 +178,9 @@ class MatchFacts:
     """(activity token, alert version) → when its claim, now `in_doubt`, was marked as being sent."""
     worker_kills: tuple[float, ...] = ()
     """When each SIGKILL of a worker was sent (epoch seconds)."""
+    claims: Mapping[tuple[str, int], str] = field(default_factory=dict)
+    """(activity token, alert version) → how its `effect_log` row stands, in words: named in a
+    missing alert's violation, so a failed run's last lines tell why (a CI log keeps only those)."""
 
     def killed_in_flight(self, token: str, version: int, answered_at: float | None) -> bool:
         """Whether the alert's claim was marked at most `IN_FLIGHT_S` before a worker's SIGKILL
@@ -446,7 +449,9 @@ class DeviceLedger:
             if facts.killed_in_flight(report.token.lower(), version, log.answered_alerts.get(version)):
                 self.in_doubt_at_kill += 1
             else:
-                found.append(Violation(CHECK, subject, f"{ALERT_MISSING}: version {version}"))
+                claim = facts.claims.get((report.token.lower(), version), "none" if facts.claims else None)
+                detail = f"{ALERT_MISSING}: version {version}" + (f" (claim: {claim})" if claim else "")
+                found.append(Violation(CHECK, subject, detail))
         if log.disorder is not None:
             newest, older, seq = log.disorder
             found.append(

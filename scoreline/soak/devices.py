@@ -30,10 +30,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import random
 import time
 from collections.abc import Collection, Coroutine, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -415,6 +417,13 @@ class DevicePart:
                          AND la.push_token IS NOT NULL""",
                     list(self._fixtures),
                 )
+                claims = await connection.fetch(
+                    """SELECT la.push_token, e.event_key, e.outcome FROM effect_log e
+                       JOIN live_activity la ON la.id = CAST(e.target AS bigint)
+                       WHERE e.effect = 'la.alert' AND e.fixture_id = ANY($1::bigint[])
+                         AND la.push_token IS NOT NULL""",
+                    list(self._fixtures),
+                )
             finally:
                 await connection.close()
         facts = _match_facts(states, alerts, {int(row["id"]): int(row["generation"]) for row in generations})
@@ -426,6 +435,11 @@ class DevicePart:
                 if str(row["event_key"])[1:].isdigit()
             },
             worker_kills=tuple(self._worker_kills),
+            claims={
+                (str(row["push_token"]).lower(), int(str(row["event_key"])[1:])): _claim_words(row["outcome"])
+                for row in claims
+                if str(row["event_key"])[1:].isdigit()
+            },
         )
 
 
@@ -495,6 +509,20 @@ def _match_facts(
         },
         alerts=moments,
     )
+
+
+def _claim_words(outcome: str) -> str:
+    """An `effect_log` outcome (JSON) in a few words: its state, who claimed it, when it was
+    marked as being sent (UTC); for one in doubt, those of the claim it was found in."""
+    document = json.loads(outcome)
+    claim = document.get("claim") if isinstance(document.get("claim"), dict) else document
+    words = [str(document.get("state"))]
+    if claim.get("by"):
+        words.append(f"by {claim['by']}")
+    if isinstance(claim.get("sending_at"), int | float):
+        marked = datetime.fromtimestamp(claim["sending_at"], UTC).strftime("%H:%M:%S.%f")[:-3]
+        words.append(f"marked {marked}")
+    return " ".join(words)
 
 
 async def _connect(database_url: str) -> asyncpg.Connection:

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from activities.push.delivery import Delivery
 from activities.push.fanout import FanoutConfig
-from activities.push.store import PushStore
+from activities.push.store import Batch, PushStore
 from domain.pushes import LiveState, PushInput
 from scoreline.db.engine import create_engine
 from scoreline.devstack.tcp_proxy import CuttableProxy
@@ -107,3 +107,59 @@ async def test_claims_made_while_postgres_is_out_of_reach_are_made_once_it_is_ba
     assert len(claimed) == 3
     assert again == claimed, "a try whose answer was lost finds its claims its own"
     assert other == [], "another attempt never sends an alert whose request may have gone out"
+
+
+KICKOFF = PushInput(
+    fixture_id=seed.FIXTURE_ID,
+    event_key="kickoff",
+    kind="start",
+    priority=10,
+    alert=True,
+    state=LiveState(state="live_first_half", minute=1, version=1),
+    timestamp=1_790_000_000,
+)
+
+
+async def test_every_read_of_a_fanout_waits_postgres_out_too(
+    engine: AsyncEngine, database_url: str, fanout_config: FanoutConfig, db: asyncpg.Connection
+) -> None:
+    """The soak of 2026-12-05 (seed 18): a walk starting a match's new followers failed on its
+    first read during a cut, then on a restart; each failure cost Temporal's backoff (30 s by
+    then), the walk ended after the final whistle and 41 followers never got a Live Activity.
+    The fan-out's reads (the fixture's names, a batch of followers or activities, its totals) and
+    its small writes (the followers-waiting mark, the close after an end) now wait Postgres out
+    as its claims and settlements do."""
+    await seed.fixture(db)
+    await seed.followers(db, 2)
+    await seed.running_activities(db, 3)
+    proxy = CuttableProxy.to_database(database_url)
+    await proxy.start()
+    cut_off = create_engine(proxy.database_url(database_url), pool_size=2, pre_ping=False)
+    starts, ends = PushStore(cut_off, KICKOFF, fanout_config.environment), PushStore(cut_off, END, "sandbox")
+    reads = {
+        "names": lambda: starts.fixture_names(),
+        "followers": lambda: starts.load(starts.first_cursor, 10),
+        "activities": lambda: ends.load(ends.first_cursor, 10),
+        "totals": lambda: ends.totals(0),
+        "followers waiting": lambda: starts.clear_followers_waiting(),
+        "close": lambda: ends.close_remaining(),
+    }
+    results: dict[str, object] = {}
+    try:
+        for name, read in reads.items():
+            await proxy.cut()
+            reading = asyncio.ensure_future(read())
+            await asyncio.sleep(1.0)
+            assert not reading.done(), f"{name}: waits for Postgres"
+            await proxy.restore()
+            async with asyncio.timeout(20):
+                results[name] = await reading
+    finally:
+        await cut_off.dispose()
+        await proxy.cut()
+
+    assert results["names"] is not None
+    batches = [results[name] for name in ("followers", "activities")]
+    assert [len(batch.targets) for batch in batches if isinstance(batch, Batch)] == [2, 3]
+    # The followers' pending activities, which the end's walk cannot reach, are closed.
+    assert await db.fetchval("SELECT count(*) FROM live_activity WHERE status = 'ended'") == 2

@@ -240,6 +240,32 @@ def test_a_key_moment_only_postgres_knows_is_owed_too() -> None:
     assert judge([phone()], without(match(), 3), facts) == [f"{ALERT_MISSING}: version 3"]
 
 
+def test_a_missing_key_moment_names_how_its_claim_stands() -> None:
+    """CI's soak of 2026-12-05 (seed 18) failed on 77 phones never alerted one red card, and its
+    log kept only the violations: nothing told whether the claims were in doubt, released or never
+    made. Each violation now says it; an activity with no claim at all says "none"."""
+    claims = {(ACTIVITY, 3): "in_doubt by run/7#2 marked 12:26:20.312", (OTHER_ACTIVITY, 9): "sent"}
+    alerted = MatchFacts(FACTS.kicked_off, FACTS.over, {(FIXTURE, 1): {3: T0 + 20}})
+    facts = dataclasses.replace(alerted, claims=claims)
+    other_claims = dataclasses.replace(alerted, claims={(OTHER_ACTIVITY, 9): "sent"})
+
+    assert judge([phone()], without(match(), 3), facts) == [
+        f"{ALERT_MISSING}: version 3 (claim: in_doubt by run/7#2 marked 12:26:20.312)"
+    ]
+    assert judge([phone()], without(match(), 3), other_claims) == [
+        f"{ALERT_MISSING}: version 3 (claim: none)"
+    ]
+
+
+def test_claim_words_read_an_effect_log_outcome() -> None:
+    """The words a violation names a claim with, from the outcome Postgres holds."""
+    doubt = '{"state": "in_doubt", "claim": {"state": "claimed", "by": "r/a#1", "sending": true, "sending_at": 0.25}}'
+
+    assert devices._claim_words(doubt) == "in_doubt by r/a#1 marked 00:00:00.250"
+    assert devices._claim_words('{"state": "claimed", "by": "r/a#2"}') == "claimed by r/a#2"
+    assert devices._claim_words('{"state": "stale"}') == "stale"
+
+
 GOAL_IN_DOUBT = MatchFacts(
     FACTS.kicked_off,
     FACTS.over,
