@@ -1,7 +1,7 @@
 """Telling a store out of reach (restarting, a network cut) from a request or query gone wrong.
 
-The API answers the first 503 with `Retry-After` instead of 500; the push fan-out waits it out
-before it writes outcomes only it knows.
+The API answers the first 503 with `Retry-After` instead of 500; the push fan-out's statements
+wait it out (`activities.push.store.OUTAGE_PATIENCE_S`) rather than fail the attempt.
 """
 
 from __future__ import annotations

@@ -366,12 +366,14 @@ class _Fanout:
         in_flight: list[_Sending],
         writing: asyncio.Task[None] | None,
     ) -> None:
-        """Stopping: drain the batches still sending, release what the next batch claimed, and let
-        the writes already begun finish."""
+        """Stopping: drain the batches still sending, stop preparing the next batch (a load waiting
+        out a Postgres outage would hold the stop up; a claim made meanwhile is released by
+        `_claim`), release what it claimed, and let the writes already begun finish."""
         self.stopping.set()
         for sending in in_flight:
             await self._drain(sending)
         if upcoming is not None:
+            upcoming.cancel()
             await asyncio.wait({upcoming})
             if not upcoming.cancelled() and upcoming.exception() is None:
                 claimed = upcoming.result().claimed
@@ -487,7 +489,8 @@ class _Fanout:
 
     @contextlib.asynccontextmanager
     async def _heartbeating(self) -> AsyncIterator[None]:
-        """Heartbeat the cursor while waiting on APNs or on pacing, not only between batches."""
+        """Heartbeat the cursor while waiting on APNs, on pacing or on Postgres, not only between
+        batches."""
 
         async def beat() -> None:
             while True:

@@ -53,11 +53,13 @@ FIRST_DEVICE = str(uuid.UUID(int=0))
 FIRST_ACTIVITY = "0"
 """Cursor before every live activity id (`update` and `end` walk activities by id)."""
 OUTAGE_PATIENCE_S = 30.0
-"""How long a statement of the fan-out waits for Postgres to come back (a restart takes seconds, a
-cut as long as the cut) before the attempt fails. Every statement waits, reads too: an attempt
-that failed on its first read was retried after Temporal's backoff, which grows to 30 s (the soak
-of 2026-12-05, seed 18: a walk over a match's new followers failed on a cut, then on a restart,
-waited 30 s after each, and ended after the final whistle)."""
+"""How long a statement of the fan-out keeps being tried while Postgres is out of reach (a restart
+takes seconds, a cut as long as the cut) before the attempt fails. Reads wait too; only the last
+look, its unmark and the early death write try once (a push whose look fails is released, never
+sent blind; the batch's settlement writes the rest again). An attempt that failed on its first
+read was retried after Temporal's backoff, which grows to 30 s (the soak of 2026-12-05, seed 18:
+a walk over a match's new followers failed on a cut, then on a restart, waited 30 s after each,
+and ended after the final whistle)."""
 OUTAGE_RETRY_S = (0.2, 5.0)
 """First and longest wait between two tries of one."""
 START_DOUBT_GRACE_S = 60.0

@@ -178,9 +178,10 @@ class MatchFacts:
     """(activity token, alert version) → when its claim, now `in_doubt`, was marked as being sent."""
     worker_kills: tuple[float, ...] = ()
     """When each SIGKILL of a worker was sent (epoch seconds)."""
-    claims: Mapping[tuple[str, int], str] = field(default_factory=dict)
+    claims: Mapping[tuple[str, int], str] | None = None
     """(activity token, alert version) → how its `effect_log` row stands, in words: named in a
-    missing alert's violation, so a failed run's last lines tell why (a CI log keeps only those)."""
+    missing alert's violation, so a failed run's last lines tell why (a CI log keeps only those);
+    None when Postgres was not read."""
 
     def killed_in_flight(self, token: str, version: int, answered_at: float | None) -> bool:
         """Whether the alert's claim was marked at most `IN_FLIGHT_S` before a worker's SIGKILL
@@ -449,8 +450,9 @@ class DeviceLedger:
             if facts.killed_in_flight(report.token.lower(), version, log.answered_alerts.get(version)):
                 self.in_doubt_at_kill += 1
             else:
-                claim = facts.claims.get((report.token.lower(), version), "none" if facts.claims else None)
-                detail = f"{ALERT_MISSING}: version {version}" + (f" (claim: {claim})" if claim else "")
+                detail = f"{ALERT_MISSING}: version {version}"
+                if facts.claims is not None:
+                    detail += f" (claim: {facts.claims.get((report.token.lower(), version), 'none')})"
                 found.append(Violation(CHECK, subject, detail))
         if log.disorder is not None:
             newest, older, seq = log.disorder

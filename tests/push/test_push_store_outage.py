@@ -1,5 +1,5 @@
-"""A fan-out's claims and outcomes outlast a Postgres outage: only the attempt that made them
-knows what they are for."""
+"""A fan-out's claims and outcomes outlast a Postgres outage (only the attempt that made them
+knows what they are for), and its reads wait the outage out rather than fail the attempt."""
 
 from __future__ import annotations
 
