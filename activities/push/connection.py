@@ -149,6 +149,7 @@ class ApnsConnection(asyncio.Protocol):
         """Take no new requests; close once the requests in flight are answered."""
         self._draining = True
         self._wake_all(self._slot_waiters)
+        self._wake_all(self._window_waiters)
         if not self._streams:
             self.close()
 
@@ -175,8 +176,9 @@ class ApnsConnection(asyncio.Protocol):
     ) -> RawResponse:
         """Send one POST (pseudo-headers are added here) and wait at most `timeout` for the answer.
 
-        `go` is asked once the stream slot is taken, with nothing between its answer and the
-        request's headers: waiting for a slot (or for the connection) can take long enough for a
+        `go` is asked once the stream slot is taken and the send windows have room for the whole
+        body, with nothing between its answer and the request's last byte: waiting for a slot (or
+        for the connection, or for the server to open its window) can take long enough for a
         newer push to go out first.
 
         Raises:
@@ -186,7 +188,7 @@ class ApnsConnection(asyncio.Protocol):
         """
         self.in_flight += 1
         try:
-            await self._take_slot()
+            await self._take_slot(len(body))
             if go is not None and not go():
                 raise Withheld("withheld right before sending")
             stream_id = self._h2.get_next_available_stream_id()
@@ -268,6 +270,7 @@ class ApnsConnection(asyncio.Protocol):
                 if not self._settled.done():
                     self._settled.set_result(None)
                 self._wake_slots()
+                self._wake_all(self._window_waiters)  # a new initial window changes what fits
             elif isinstance(event, WindowUpdated):
                 self._wake_all(self._window_waiters)
             elif isinstance(event, ConnectionTerminated):
@@ -279,15 +282,27 @@ class ApnsConnection(asyncio.Protocol):
     def _max_streams(self) -> int:
         return min(self._h2.remote_settings.max_concurrent_streams, MAX_STREAMS_CAP)
 
-    async def _take_slot(self) -> None:
+    async def _take_slot(self, body_size: int) -> None:
+        """Until a stream is free and the connection's send window takes `body_size` bytes: once
+        it returns, the request goes out whole with no wait (`_send_body` only waits for a body
+        larger than a new stream's window). A request whose last check came before a wait for the
+        window left later than it said (the server reads at its pace)."""
         while True:
             if not self.usable:
                 raise NotSent(f"connection closing ({self.goaway_reason or 'retired'})")
-            if len(self._streams) < self._max_streams():
+            if len(self._streams) >= self._max_streams():
+                waiter = self._loop.create_future()
+                self._slot_waiters.append(waiter)
+                await waiter
+            elif self._h2.outbound_flow_control_window < min(
+                body_size, self._h2.remote_settings.initial_window_size
+            ):
+                waiter = self._loop.create_future()
+                self._window_waiters.append(waiter)
+                self._schedule_flush()
+                await waiter
+            else:
                 return
-            waiter = self._loop.create_future()
-            self._slot_waiters.append(waiter)
-            await waiter
 
     async def _send_body(self, stream_id: int, body: bytes) -> None:
         sent = 0
@@ -348,6 +363,7 @@ class ApnsConnection(asyncio.Protocol):
         for stream_id in [sid for sid in self._streams if sid > last]:
             self._end(stream_id, NotSent(f"GOAWAY {self.goaway_reason}: not processed"))
         self._wake_all(self._slot_waiters)
+        self._wake_all(self._window_waiters)
 
     def _wake_slots(self) -> None:
         room = self._max_streams() - len(self._streams)

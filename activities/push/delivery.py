@@ -37,7 +37,8 @@ Outcome = Literal["sent", "dead", "rejected", "released", "in_doubt", "stale"]
 LookBeforeSending = Callable[[], Awaitable[Standing]]
 """The last look (`activities.push.last_look`): still the newest claimed, and marked as being sent?"""
 Unmark = Callable[[], Awaitable[None]]
-"""Take the look's mark off the claim: APNs answered without delivering, nothing is on its way."""
+"""Take the look's marks off the claim and the activity: APNs answered without delivering (or the
+request never left), nothing is on its way."""
 ClaimedSince = Callable[[], bool]
 """Whether a newer push has claimed the activity in this worker (`ClaimedHere`): no I/O."""
 
@@ -66,6 +67,13 @@ class SendPolicy:
     had sent meanwhile, and one phone whose token had died in between. Not shorter: a worker
     starved for a second after a Postgres outage (seconds 294 to 297 of the same seed's next run)
     would look again and again, its claims marked all the while, rather than send."""
+
+    behind_wait: tuple[float, float] = (0.02, 0.25)
+    """First and longest wait before looking again while an older push's request may still be on
+    its way to the activity (`Standing.BEHIND`): mostly until that push's batch is settled (a few
+    hundred milliseconds), at most until the activity's mark lapses (a few seconds,
+    `activities.push.store.SENDING_FENCE_MARGIN_S`). The in-flight slot is kept meanwhile: the
+    older push is another fan-out's, with slots of its own."""
 
     def delay(self, base: float, count: int) -> float:
         """Exponential backoff with jitter (half to full), so retries of a batch spread out."""
@@ -138,12 +146,13 @@ class Sender:
         `look`: taken before each request, its in-flight slot taken; overtaken, the push is `stale`
         (the lanes run side by side, so a newer push can claim the activity while this one waits
         for a slot or out an outage); gone (Postgres switched the token off), `dead`; unknown,
-        `released`. `claimed_since` is asked after it,
-        right before the request, where a look older than `SendPolicy.look_kept` is taken again
-        (the worker was paused or starved in between). `unmark` is awaited after every answer that
-        did not deliver a push that must not be sent twice, before it waits or gives up: a worker killed meanwhile
-        leaves its claim for the next attempt to send, not in doubt. Before each attempt, and again right before its request, the
-        worker's `DeadTokens` is asked too: a token another push found dead since `read_at` (when
+        `released`; behind (an older push's request may still be on its way), taken again
+        shortly (`SendPolicy.behind_wait`). `claimed_since` is asked after it, right before the
+        request, where a look older than `SendPolicy.look_kept` is taken again (the worker was
+        paused or starved in between). `unmark` is awaited after every answer that did not
+        deliver, before it waits or gives up: a worker killed meanwhile leaves its claim for the
+        next attempt to send, not in doubt, and a newer push does not wait for it. Before each
+        attempt, and again right before its request, the worker's `DeadTokens` is asked too: a token another push found dead since `read_at` (when
         Postgres was read for this target; by default, this call), or whose death Postgres did not
         have yet then, is `dead` without another request.
         """
@@ -163,6 +172,14 @@ class Sender:
                 # waits for its connection and stream is asked again right before it (`go`).
                 looked_at = time.monotonic()  # what the look says is at most this old
                 standing = Standing.GO if look is None else await look()
+                wait = self._policy.behind_wait[0]
+                while standing is Standing.BEHIND:
+                    assert look is not None, "only a look finds an older push on its way"
+                    if not await self._pause(wait):
+                        return Delivery("released", tuple(attempts), reason="stopping")
+                    wait = min(2 * wait, self._policy.behind_wait[1])
+                    looked_at = time.monotonic()
+                    standing = await look()
                 if standing is Standing.OVERTAKEN:
                     return Delivery("stale", tuple(attempts), reason="superseded")
                 if standing is Standing.UNKNOWN:
@@ -189,7 +206,7 @@ class Sender:
                     if expired:
                         # Nothing was sent: unmarked until the next look (a worker killed
                         # meanwhile leaves it for the next attempt), which takes a new slot.
-                        await self._unmark(unmark, resend_if_unknown)
+                        await self._unmark(unmark)
                         continue
                     assert withheld is not None, "withheld only when go() said why"
                     return withheld
@@ -203,7 +220,7 @@ class Sender:
                     )
                     if unknown and not resend_if_unknown:
                         return Delivery("in_doubt", tuple(attempts), reason=str(error)[:200])
-                    await self._unmark(unmark, resend_if_unknown)
+                    await self._unmark(unmark)
                     errors += 1
                     # The first connection-level failure usually means "reconnect": no wait.
                     wait = 0.0 if errors == 1 else self._policy.delay(self._policy.error_backoff, errors)
@@ -239,7 +256,7 @@ class Sender:
                 return replace(final, outcome="rejected", stop_all=True)
             # Not delivered, and tried again (or given back): nothing is on its way meanwhile. A
             # dead or rejected push keeps its mark: it is never to be sent again anyway.
-            await self._unmark(unmark, resend_if_unknown)
+            await self._unmark(unmark)
             if verdict is Verdict.TRIM:
                 if level + 1 >= len(bodies):
                     return replace(final, outcome="rejected")
@@ -288,9 +305,11 @@ class Sender:
         return Delivery("dead", tuple(attempts), death.status, death.reason, timestamp_ms=death.timestamp_ms)
 
     @staticmethod
-    async def _unmark(unmark: Unmark | None, resend_if_unknown: bool) -> None:
-        """A repeatable push's claims are all taken over by the next attempt: no mark to take off."""
-        if unmark is not None and not resend_if_unknown:
+    async def _unmark(unmark: Unmark | None) -> None:
+        """Nothing is on its way now: a repeatable push's claims are taken over by the next attempt
+        marked or not, but the activity's mark would hold a newer push back (a routine update
+        waiting out a 429 burst would hold a goal for seconds)."""
+        if unmark is not None:
             await unmark()
 
     def _released(self, wait: float, resend_if_unknown: bool) -> bool:

@@ -42,7 +42,7 @@ from activities.push.last_look import ClaimedHere, LastLook
 from activities.push.limiter import AdaptiveLimit
 from activities.push.pacing import decide
 from activities.push.payloads import build, variants
-from activities.push.store import CLAIMANT_GRACE_S, PushStore, Target
+from activities.push.store import CLAIMANT_GRACE_S, SENDING_FENCE_MARGIN_S, PushStore, Target
 from domain.failures import APNS_CONFIG_ERROR, UNKNOWN_FIXTURE
 from domain.pushes import PushInput, PushResult
 from scoreline.logging import get_logger
@@ -144,7 +144,13 @@ class _Fanout:
         info = activity.info()
         self.push = push
         self.config = config
-        self.store = PushStore(engine, push, config.environment, config.claimant_grace)
+        self.store = PushStore(
+            engine,
+            push,
+            config.environment,
+            config.claimant_grace,
+            sending_fence=config.policy.look_kept + SENDING_FENCE_MARGIN_S,
+        )
         self.stopping = asyncio.Event()
         self.dead = dead
         self.deaths = DeathWriter(self.store, dead)

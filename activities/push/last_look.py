@@ -17,7 +17,10 @@ One look per delivery would cost a 10,000-device fan-out 10,000 statements; the 
 their slots together share one (at most one every `GATHER_S`, one at a time). What a look cannot
 see is a newer claim committed between its statement and the request; in the same worker
 `ClaimedHere` closes that gap too (seed 14: 45 requests of a busy worker started 155 ms after
-their look, behind a newer alert claimed meanwhile).
+their look, behind a newer alert claimed meanwhile). Across workers the newer push's own look
+closes it: it waits (`Standing.BEHIND`) while the activity still shows an older push let go and
+not answered, for a few seconds at most (seed 18: the other worker's newer update reached 39
+phones before a routine update whose look came before its claim).
 
 It also asks whether the token is still live in Postgres: another worker may have written its 410
 after this fan-out read its targets (seed 16: a phone following two fixtures got its second
@@ -47,6 +50,10 @@ class Standing(Enum):
     """Still the newest claimed, and marked as being sent."""
     OVERTAKEN = "overtaken"
     """A newer push has claimed the activity (or this attempt no longer holds the claim)."""
+    BEHIND = "behind"
+    """Still the newest claimed, but an older push's request may still be on its way to the
+    activity (another worker's, let go by its own look a moment ago): not marked, look again
+    shortly."""
     GONE = "gone"
     """Postgres has switched the token off since the target was read (its 410 came to another
     push): not marked, never sent."""
@@ -61,19 +68,25 @@ class Marks:
     marked: set[int]
     """Still the newest claimed, token live: marked as being sent."""
     gone: set[int] = field(default_factory=set)
-    """Token switched off: not marked. Any other id asked was overtaken."""
+    """Token switched off: not marked."""
+    behind: set[int] = field(default_factory=set)
+    """An older push's request may still be on its way: not marked. Any other id asked was
+    overtaken."""
 
     def standing(self, live_activity_id: int) -> Standing:
         if live_activity_id in self.gone:
             return Standing.GONE
+        if live_activity_id in self.behind:
+            return Standing.BEHIND
         return Standing.GO if live_activity_id in self.marked else Standing.OVERTAKEN
 
 
 MarkSending = Callable[[list[int]], Awaitable[Marks | None]]
-"""Mark these live activities' claims as being sent where the push is still the newest claimed
-and the token live; what it found (None: Postgres could not be reached)."""
+"""Mark these live activities' claims as being sent where the push is still the newest claimed,
+the token live and no older push on its way; what it found (None: Postgres could not be reached)."""
 UnmarkSending = Callable[[list[int]], Awaitable[None]]
-"""Take the mark off these live activities' claims: their request was answered, not delivered."""
+"""Take the mark off these live activities' claims, and off the activities: their request was
+answered, not delivered (or never left)."""
 _R = TypeVar("_R")
 
 

@@ -36,7 +36,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from activities.push.delivery import Delivery
+from activities.push.delivery import Delivery, SendPolicy
 from activities.push.last_look import Marks
 from activities.push.pacing import LastSent
 from activities.push.payloads import FixtureNames
@@ -80,6 +80,13 @@ doubt at once, and the resumed worker, which had sent none of them, could only r
 the retry had finished: a goal never reached 111 phones. The next attempt now waits that long for
 the claimant's own word (sent, released, unmarked) before it calls the claim in doubt. A SIGKILLed
 claimant costs that push this wait (the retry itself starts a heartbeat timeout, 30 s, after)."""
+SENDING_FENCE_MARGIN_S = 1.0
+"""How much longer than a look is kept (`SendPolicy.look_kept`) the activity's mark of the push that
+look let go (`live_activity.sending_at`) holds a newer push's look back (`Standing.BEHIND`): a
+request that has not started by then looks again, and one that started has left (a request waits
+for room in the connection's send window before its last check, `activities.push.connection`).
+The answer, or the batch's settlement, takes the mark off sooner; a SIGKILLed sender's stands
+this long."""
 
 
 @dataclass(frozen=True)
@@ -124,12 +131,18 @@ class PushStore:
     """Reads and writes for one push; safe to share between concurrent fan-outs."""
 
     def __init__(
-        self, engine: AsyncEngine, push: PushInput, environment: str, claimant_grace: float = CLAIMANT_GRACE_S
+        self,
+        engine: AsyncEngine,
+        push: PushInput,
+        environment: str,
+        claimant_grace: float = CLAIMANT_GRACE_S,
+        sending_fence: float = SendPolicy().look_kept + SENDING_FENCE_MARGIN_S,
     ) -> None:
         self._engine = engine
         self._push = push
         self._environment = environment
         self._claimant_grace = claimant_grace
+        self._sending_fence = sending_fence
         self._gate = {"fixture_id": push.fixture_id, "event_key": push.event_key, "effect": push.effect}
 
     @property
@@ -282,9 +295,18 @@ class PushStore:
 
     async def mark_sending(self, claimant: str, live_activity_ids: list[int]) -> Marks | None:
         """Mark `claimant`'s claims on these activities as being sent (`sending`, and when:
-        `sending_at`, epoch seconds), where no newer push has
-        claimed the activity since (moved its last-sent timestamp past this one's) and Postgres
-        has not switched its token off (the start's push-to-start token, or the activity's own).
+        `sending_at`, epoch seconds), where no newer push has claimed the activity since (moved
+        its last-sent timestamp past this one's), Postgres has not switched its token off (the
+        start's push-to-start token, or the activity's own), and no older push's request may still
+        be on its way to it (`behind`: look again shortly).
+
+        The activity keeps which push its last look let go (`sending_timestamp`, `sending_at`) until
+        that push's answer, its settlement or `sending_fence` seconds: a newer push claimed on
+        another worker right after an older one's look otherwise raced that look's request to APNs
+        (the soak of 2026-12-05, seed 18: 39 phones got a routine update after the newer update
+        claimed after its look). The activity's row is updated first, so the look and a claim
+        moving its timestamp are ordered by its row lock: one of them sees the other.
+
         None when the statement fails: nothing is known, so nothing is sent (the soak's seed 14
         sent 90 routine updates after newer alerts while Postgres restarted)."""
         try:
@@ -292,39 +314,54 @@ class PushStore:
                 rows = await conn.execute(
                     text(
                         """WITH asked AS (
-                            SELECT la.id, la.last_timestamp,
-                                   CASE WHEN :start THEN d.push_to_start_active
-                                        ELSE la.push_token_active END AS live
+                            SELECT la.id, CASE WHEN :start THEN d.push_to_start_active
+                                               ELSE la.push_token_active END AS live
                             FROM live_activity la JOIN device d ON d.id = la.device_id
                             WHERE la.id = ANY(CAST(:ids AS bigint[]))
+                        ), mine AS (
+                            SELECT a.id FROM asked a JOIN effect_log e
+                              ON e.fixture_id = :fixture_id AND e.event_key = :event_key
+                             AND e.effect = :effect AND e.target = a.id::text
+                            WHERE a.live AND e.outcome->>'state' = 'claimed' AND e.outcome->>'by' = :claimant
+                        ), let_go AS (
+                            UPDATE live_activity la
+                            SET sending_timestamp = :timestamp, sending_at = clock_timestamp()
+                            FROM mine m
+                            WHERE la.id = m.id
+                              AND (la.last_timestamp IS NULL OR la.last_timestamp <= :timestamp)
+                              AND (la.sending_timestamp IS NULL OR la.sending_timestamp >= :timestamp
+                                   OR la.sending_at < clock_timestamp() - make_interval(secs => :fence))
+                            RETURNING la.id
                         ), marked AS (
                             UPDATE effect_log e SET outcome = e.outcome || jsonb_build_object(
                                 'sending', true, 'sending_at', extract(epoch FROM clock_timestamp()))
-                            FROM asked a
+                            FROM let_go g
                             WHERE e.fixture_id = :fixture_id AND e.event_key = :event_key
-                              AND e.effect = :effect AND e.target = ANY(CAST(:targets AS text[]))
+                              AND e.effect = :effect AND e.target = g.id::text
                               AND e.outcome->>'state' = 'claimed' AND e.outcome->>'by' = :claimant
-                              AND e.target = a.id::text AND a.live
-                              AND (a.last_timestamp IS NULL OR a.last_timestamp <= :timestamp)
-                            RETURNING a.id
+                            RETURNING g.id
                         )
-                        SELECT id, true AS marked FROM marked
-                        UNION ALL SELECT id, false FROM asked WHERE NOT live"""
+                        SELECT id, 'marked' AS found FROM marked
+                        UNION ALL SELECT id, 'gone' FROM asked WHERE NOT live
+                        UNION ALL SELECT la.id, 'behind' FROM live_activity la JOIN mine m ON m.id = la.id
+                            WHERE la.id NOT IN (SELECT id FROM let_go)
+                              AND (la.last_timestamp IS NULL OR la.last_timestamp <= :timestamp)
+                              AND la.sending_timestamp < :timestamp
+                              AND la.sending_at >= clock_timestamp() - make_interval(secs => :fence)"""
                     ),
                     {
                         **self._gate,
                         "start": self._push.kind == "start",
                         "ids": live_activity_ids,
-                        "targets": [str(live_activity_id) for live_activity_id in live_activity_ids],
                         "claimant": claimant,
                         "timestamp": self._push.timestamp,
+                        "fence": self._sending_fence,
                     },
                 )
-                found = rows.all()
-                return Marks(
-                    marked={int(row.id) for row in found if row.marked},
-                    gone={int(row.id) for row in found if not row.marked},
-                )
+                found: dict[str, set[int]] = {"marked": set(), "gone": set(), "behind": set()}
+                for row in rows:
+                    found[row.found].add(int(row.id))
+                return Marks(marked=found["marked"], gone=found["gone"], behind=found["behind"])
         except (OSError, SQLAlchemyError) as error:
             # Either way nothing is sent on it; a statement gone wrong is our bug, said out loud
             # (every push of the fan-out is then released, and it is retried, until it is fixed).
@@ -333,9 +370,11 @@ class PushStore:
             return None
 
     async def unmark_sending(self, claimant: str, live_activity_ids: list[int]) -> None:
-        """Take `mark_sending`'s mark off `claimant`'s claims on these activities: APNs answered
-        and did not deliver, so until the next look nothing is on its way and the next attempt
-        may send them (`activities.push.last_look`). Out of reach, the marks stay: in doubt."""
+        """Take `mark_sending`'s marks off `claimant`'s claims on these activities, and off the
+        activities: APNs answered and did not deliver, so until the next look nothing is on its
+        way, the next attempt may send them (`activities.push.last_look`) and a newer push need
+        not wait. Out of reach, the marks stay: the claims in doubt, the activities' until they
+        lapse."""
         try:
             async with self._engine.begin() as conn:
                 await conn.execute(
@@ -352,9 +391,21 @@ class PushStore:
                         "claimant": claimant,
                     },
                 )
+                await self._nothing_on_its_way(conn, live_activity_ids)
         except (OSError, SQLAlchemyError) as error:
             if not is_outage(error):
                 log.error("push.unmark_failed", fixture_id=self._push.fixture_id, error=repr(error))
+
+    async def _nothing_on_its_way(self, conn: AsyncConnection, live_activity_ids: list[int]) -> None:
+        """Take this push's mark off these activities (`mark_sending`): its requests to them were
+        answered, or never left; a newer push's look lets it go at once."""
+        await conn.execute(
+            text(
+                """UPDATE live_activity SET sending_timestamp = NULL, sending_at = NULL
+                WHERE id = ANY(CAST(:ids AS bigint[])) AND sending_timestamp = :timestamp"""
+            ),
+            {"ids": live_activity_ids, "timestamp": self._push.timestamp},
+        )
 
     async def settle(
         self, results: list[tuple[Target, Delivery]], claimant: str, trace_id: str | None
@@ -430,6 +481,7 @@ class PushStore:
             )
         await self._record_attempts(conn, results, trace_id)
         await self._apply(conn, results)
+        await self._nothing_on_its_way(conn, [t.live_activity_id for t, _ in results])
 
     async def close_remaining(self) -> None:
         """After an `end`'s walk: every activity of the fixture still pending or active, up to the

@@ -305,6 +305,16 @@ live_activity = Table(
         server_default=text("1"),
         comment="1 from kick-off; the next after each renewal before Apple's 8 h cap or each stumps",
     ),
+    Column(
+        "sending_timestamp",
+        BigInteger,
+        comment="the aps timestamp of the push whose request may be on its way (its last look let it go)",
+    ),
+    Column(
+        "sending_at",
+        DateTime(timezone=True),
+        comment="when that look let it go: the mark holds newer pushes back for a few seconds at most",
+    ),
     UniqueConstraint("device_id", "fixture_id", "generation"),
     CheckConstraint("status IN ('pending', 'active', 'ended', 'failed')", name="status"),
     CheckConstraint("generation >= 1", name="generation"),
