@@ -314,20 +314,21 @@ class PushStore:
                 rows = await conn.execute(
                     text(
                         """WITH asked AS (
-                            SELECT la.id, CASE WHEN :start THEN d.push_to_start_active
-                                               ELSE la.push_token_active END AS live
-                            FROM live_activity la JOIN device d ON d.id = la.device_id
-                            WHERE la.id = ANY(CAST(:ids AS bigint[]))
-                        ), mine AS (
-                            SELECT a.id FROM asked a JOIN effect_log e
-                              ON e.fixture_id = :fixture_id AND e.event_key = :event_key
-                             AND e.effect = :effect AND e.target = a.id::text
-                            WHERE a.live AND e.outcome->>'state' = 'claimed' AND e.outcome->>'by' = :claimant
+                            SELECT la.id, la.last_timestamp, la.sending_timestamp, la.sending_at,
+                                   CASE WHEN :start THEN (SELECT d.push_to_start_active FROM device d
+                                                          WHERE d.id = la.device_id)
+                                        ELSE la.push_token_active END AS live,
+                                   la.id IN (
+                                       SELECT CAST(e.target AS bigint) FROM effect_log e
+                                       WHERE e.fixture_id = :fixture_id AND e.event_key = :event_key
+                                         AND e.effect = :effect AND e.target = ANY(CAST(:targets AS text[]))
+                                         AND e.outcome->>'state' = 'claimed' AND e.outcome->>'by' = :claimant
+                                   ) AS mine
+                            FROM live_activity la WHERE la.id = ANY(CAST(:ids AS bigint[]))
                         ), let_go AS (
                             UPDATE live_activity la
                             SET sending_timestamp = :timestamp, sending_at = clock_timestamp()
-                            FROM mine m
-                            WHERE la.id = m.id
+                            WHERE la.id = ANY(ARRAY(SELECT id FROM asked WHERE live AND mine))
                               AND (la.last_timestamp IS NULL OR la.last_timestamp <= :timestamp)
                               AND (la.sending_timestamp IS NULL OR la.sending_timestamp >= :timestamp
                                    OR la.sending_at < clock_timestamp() - make_interval(secs => :fence))
@@ -335,24 +336,25 @@ class PushStore:
                         ), marked AS (
                             UPDATE effect_log e SET outcome = e.outcome || jsonb_build_object(
                                 'sending', true, 'sending_at', extract(epoch FROM clock_timestamp()))
-                            FROM let_go g
                             WHERE e.fixture_id = :fixture_id AND e.event_key = :event_key
-                              AND e.effect = :effect AND e.target = g.id::text
+                              AND e.effect = :effect
+                              AND e.target = ANY(ARRAY(SELECT CAST(id AS text) FROM let_go))
                               AND e.outcome->>'state' = 'claimed' AND e.outcome->>'by' = :claimant
-                            RETURNING g.id
+                            RETURNING CAST(e.target AS bigint) AS id
                         )
                         SELECT id, 'marked' AS found FROM marked
                         UNION ALL SELECT id, 'gone' FROM asked WHERE NOT live
-                        UNION ALL SELECT la.id, 'behind' FROM live_activity la JOIN mine m ON m.id = la.id
-                            WHERE la.id NOT IN (SELECT id FROM let_go)
-                              AND (la.last_timestamp IS NULL OR la.last_timestamp <= :timestamp)
-                              AND la.sending_timestamp < :timestamp
-                              AND la.sending_at >= clock_timestamp() - make_interval(secs => :fence)"""
+                        UNION ALL SELECT id, 'behind' FROM asked
+                            WHERE live AND mine AND id <> ALL(ARRAY(SELECT id FROM let_go))
+                              AND (last_timestamp IS NULL OR last_timestamp <= :timestamp)
+                              AND sending_timestamp < :timestamp
+                              AND sending_at >= clock_timestamp() - make_interval(secs => :fence)"""
                     ),
                     {
                         **self._gate,
                         "start": self._push.kind == "start",
                         "ids": live_activity_ids,
+                        "targets": [str(live_activity_id) for live_activity_id in live_activity_ids],
                         "claimant": claimant,
                         "timestamp": self._push.timestamp,
                         "fence": self._sending_fence,
