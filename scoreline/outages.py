@@ -22,6 +22,19 @@ def is_outage(error: BaseException) -> bool:
     return False
 
 
+def is_deadlock(error: BaseException) -> bool:
+    """Postgres broke a lock cycle by aborting this transaction: nothing of it was written, and
+    the same transaction tried again normally goes through (the other one has finished)."""
+    if not isinstance(error, DBAPIError):
+        return False
+    cause: BaseException | None = error.orig
+    while cause is not None:
+        if isinstance(cause, asyncpg.exceptions.DeadlockDetectedError):
+            return True
+        cause = cause.__cause__
+    return False
+
+
 def _lost_connection(error: DBAPIError) -> bool:
     """asyncpg's connection errors arrive wrapped in the dialect's own error (as its cause)."""
     cause: BaseException | None = error.orig

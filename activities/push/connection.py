@@ -177,9 +177,11 @@ class ApnsConnection(asyncio.Protocol):
         """Send one POST (pseudo-headers are added here) and wait at most `timeout` for the answer.
 
         `go` is asked once the stream slot is taken and the send windows have room for the whole
-        body, with nothing between its answer and the request's last byte: waiting for a slot (or
-        for the connection, or for the server to open its window) can take long enough for a
-        newer push to go out first.
+        body, with nothing between its answer and the request's last frame handed to the
+        connection (written at the end of this loop iteration): waiting for a slot (or for the
+        connection, or for the server to open its window) can take long enough for a newer push to
+        go out first. A body larger than a new stream's window (never an APNs payload: 5 KB at
+        most, windows of 64 KB) still waits for the window after `go`.
 
         Raises:
             Withheld: `go` said no.
@@ -190,6 +192,7 @@ class ApnsConnection(asyncio.Protocol):
         try:
             await self._take_slot(len(body))
             if go is not None and not go():
+                self._wake_slots()  # the free stream it was woken for goes to the next waiter
                 raise Withheld("withheld right before sending")
             stream_id = self._h2.get_next_available_stream_id()
             stream = _Stream(self._loop.create_future())

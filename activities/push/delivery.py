@@ -71,9 +71,10 @@ class SendPolicy:
     behind_wait: tuple[float, float] = (0.02, 0.25)
     """First and longest wait before looking again while an older push's request may still be on
     its way to the activity (`Standing.BEHIND`): mostly until that push's batch is settled (a few
-    hundred milliseconds), at most until the activity's mark lapses (a few seconds,
-    `activities.push.store.SENDING_FENCE_MARGIN_S`). The in-flight slot is kept meanwhile: the
-    older push is another fan-out's, with slots of its own."""
+    hundred milliseconds), at most until the activity's mark lapses (three seconds,
+    `activities.push.store.SENDING_FENCE_MARGIN_S`; longer while a delivery of that batch backs
+    off). The in-flight slot is kept meanwhile: the older push is another fan-out's, with slots of
+    its own."""
 
     def delay(self, base: float, count: int) -> float:
         """Exponential backoff with jitter (half to full), so retries of a batch spread out."""
@@ -190,7 +191,8 @@ class Sender:
                 expired = False
 
                 def go(looked_at: float = looked_at) -> bool:
-                    """Asked once the request has its HTTP/2 stream, right before its first byte."""
+                    """Asked once a stream is free and the send window takes the whole request,
+                    with nothing between the answer and the request going out."""
                     nonlocal withheld, expired
                     expired = look is not None and time.monotonic() - looked_at > self._policy.look_kept
                     withheld = (
@@ -255,7 +257,8 @@ class Sender:
             if verdict is Verdict.CONFIG_ERROR:
                 return replace(final, outcome="rejected", stop_all=True)
             # Not delivered, and tried again (or given back): nothing is on its way meanwhile. A
-            # dead or rejected push keeps its mark: it is never to be sent again anyway.
+            # dead or rejected push keeps its claim's mark (it is never to be sent again anyway)
+            # and the activity's until its batch is settled.
             await self._unmark(unmark)
             if verdict is Verdict.TRIM:
                 if level + 1 >= len(bodies):

@@ -42,7 +42,7 @@ from activities.push.pacing import LastSent
 from activities.push.payloads import FixtureNames
 from domain.pushes import PushInput, PushResult
 from scoreline.logging import get_logger
-from scoreline.outages import is_outage
+from scoreline.outages import is_deadlock, is_outage
 
 log = get_logger(__name__)
 _T = TypeVar("_T")
@@ -85,8 +85,9 @@ SENDING_FENCE_MARGIN_S = 1.0
 look let go (`live_activity.sending_at`) holds a newer push's look back (`Standing.BEHIND`): a
 request that has not started by then looks again, and one that started has left (a request waits
 for room in the connection's send window before its last check, `activities.push.connection`).
-The answer, or the batch's settlement, takes the mark off sooner; a SIGKILLed sender's stands
-this long."""
+The batch's settlement, or an answer that did not deliver, takes the mark off sooner (a batch is
+settled once its slowest delivery ends: a delivery backing off holds its batch's marks up to this
+long); a SIGKILLed sender's stands this long."""
 
 
 @dataclass(frozen=True)
@@ -301,11 +302,15 @@ class PushStore:
         be on its way to it (`behind`: look again shortly).
 
         The activity keeps which push its last look let go (`sending_timestamp`, `sending_at`) until
-        that push's answer, its settlement or `sending_fence` seconds: a newer push claimed on
-        another worker right after an older one's look otherwise raced that look's request to APNs
-        (the soak of 2026-12-05, seed 18: 39 phones got a routine update after the newer update
-        claimed after its look). The activity's row is updated first, so the look and a claim
-        moving its timestamp are ordered by its row lock: one of them sees the other.
+        that push's batch is settled, an answer that did not deliver, or `sending_fence` seconds:
+        a newer push claimed on another worker right after an older one's look otherwise raced
+        that look's request to APNs (the soak of 2026-12-05, seed 18: 39 phones got a routine
+        update after the newer update claimed after its look). The activity's row is updated
+        first, so its row lock orders the look and a claim moving the timestamp: the look re-checks
+        a claim committed meanwhile, and a claim that waited for the look commits after it, so
+        the newer push's own look (after its claim) finds the mark. An activity claimed, live,
+        neither let go nor overtaken in the statement's snapshot is `behind`: a claim committed
+        during the statement is what the next look finds.
 
         None when the statement fails: nothing is known, so nothing is sent (the soak's seed 14
         sent 90 routine updates after newer alerts while Postgres restarted)."""
@@ -314,7 +319,7 @@ class PushStore:
                 rows = await conn.execute(
                     text(
                         """WITH asked AS (
-                            SELECT la.id, la.last_timestamp, la.sending_timestamp, la.sending_at,
+                            SELECT la.id, la.last_timestamp,
                                    CASE WHEN :start THEN (SELECT d.push_to_start_active FROM device d
                                                           WHERE d.id = la.device_id)
                                         ELSE la.push_token_active END AS live,
@@ -326,12 +331,11 @@ class PushStore:
                                    ) AS mine
                             FROM live_activity la WHERE la.id = ANY(CAST(:ids AS bigint[]))
                         ), let_go AS (
-                            UPDATE live_activity la
-                            SET sending_timestamp = :timestamp, sending_at = clock_timestamp()
+                            UPDATE live_activity la SET sending_timestamp = :timestamp, sending_at = now()
                             WHERE la.id = ANY(ARRAY(SELECT id FROM asked WHERE live AND mine))
                               AND (la.last_timestamp IS NULL OR la.last_timestamp <= :timestamp)
                               AND (la.sending_timestamp IS NULL OR la.sending_timestamp >= :timestamp
-                                   OR la.sending_at < clock_timestamp() - make_interval(secs => :fence))
+                                   OR la.sending_at < now() - make_interval(secs => :fence))
                             RETURNING la.id
                         ), marked AS (
                             UPDATE effect_log e SET outcome = e.outcome || jsonb_build_object(
@@ -346,9 +350,7 @@ class PushStore:
                         UNION ALL SELECT id, 'gone' FROM asked WHERE NOT live
                         UNION ALL SELECT id, 'behind' FROM asked
                             WHERE live AND mine AND id <> ALL(ARRAY(SELECT id FROM let_go))
-                              AND (last_timestamp IS NULL OR last_timestamp <= :timestamp)
-                              AND sending_timestamp < :timestamp
-                              AND sending_at >= clock_timestamp() - make_interval(secs => :fence)"""
+                              AND (last_timestamp IS NULL OR last_timestamp <= :timestamp)"""
                     ),
                     {
                         **self._gate,
@@ -393,20 +395,42 @@ class PushStore:
                         "claimant": claimant,
                     },
                 )
-                await self._nothing_on_its_way(conn, live_activity_ids)
+                await self._nothing_on_its_way(conn, claimant, live_activity_ids)
         except (OSError, SQLAlchemyError) as error:
             if not is_outage(error):
                 log.error("push.unmark_failed", fixture_id=self._push.fixture_id, error=repr(error))
 
-    async def _nothing_on_its_way(self, conn: AsyncConnection, live_activity_ids: list[int]) -> None:
-        """Take this push's mark off these activities (`mark_sending`): its requests to them were
-        answered, or never left; a newer push's look lets it go at once."""
+    async def lift_marks(self, claimant: str, live_activity_ids: list[int]) -> None:
+        """After a settlement: nothing of `claimant`'s is on its way to these activities any more,
+        so a newer push's look need not wait for their marks (`mark_sending`) to lapse. Tried
+        once, in a transaction of its own (a settlement locks activities in another order than
+        the claims and looks beside it): a mark left on lapses within seconds."""
+        try:
+            async with self._engine.begin() as conn:
+                await self._nothing_on_its_way(conn, claimant, live_activity_ids)
+        except (OSError, SQLAlchemyError) as error:
+            if not (is_outage(error) or is_deadlock(error)):
+                log.error("push.lift_marks_failed", fixture_id=self._push.fixture_id, error=repr(error))
+
+    async def _nothing_on_its_way(
+        self, conn: AsyncConnection, claimant: str, live_activity_ids: list[int]
+    ) -> None:
+        """Take this push's mark off these activities (`mark_sending`): `claimant`'s requests to
+        them were answered, or never left; a newer push's look lets it go at once. Not where
+        another attempt of the push holds the claim and marked it as being sent: its request may
+        be on its way."""
         await conn.execute(
             text(
-                """UPDATE live_activity SET sending_timestamp = NULL, sending_at = NULL
-                WHERE id = ANY(CAST(:ids AS bigint[])) AND sending_timestamp = :timestamp"""
+                """UPDATE live_activity la SET sending_timestamp = NULL, sending_at = NULL
+                WHERE la.id = ANY(CAST(:ids AS bigint[])) AND la.sending_timestamp = :timestamp
+                  AND NOT EXISTS (
+                      SELECT 1 FROM effect_log e
+                      WHERE e.fixture_id = :fixture_id AND e.event_key = :event_key
+                        AND e.effect = :effect AND e.target = la.id::text
+                        AND e.outcome->>'state' = 'claimed' AND e.outcome->>'by' <> :claimant
+                        AND e.outcome ? 'sending')"""
             ),
-            {"ids": live_activity_ids, "timestamp": self._push.timestamp},
+            {**self._gate, "ids": live_activity_ids, "timestamp": self._push.timestamp, "claimant": claimant},
         )
 
     async def settle(
@@ -422,7 +446,7 @@ class PushStore:
         then never sent; the soak found a Postgres restart during an APNs 500 burst leaving the
         followers it hit without a Live Activity). So a write that fails because Postgres is out
         of reach is tried again (`_through_outages`); each retry first looks whether the commit it
-        lost went through."""
+        lost went through. Then the activities' marks come off (`lift_marks`)."""
         if not results:
             return
 
@@ -431,10 +455,13 @@ class PushStore:
                 await self._write_settlement(conn, results, claimant, trace_id)
 
         await self._through_outages(write)
+        await self.lift_marks(claimant, [target.live_activity_id for target, _ in results])
 
     async def _through_outages(self, transaction: Callable[[AsyncConnection, bool], Awaitable[_T]]) -> _T:
         """`transaction(conn, retry)` in one transaction, tried again while Postgres is out of reach
-        (at most `OUTAGE_PATIENCE_S`); `retry` says an earlier try's commit may have gone through."""
+        (at most `OUTAGE_PATIENCE_S`) or after Postgres aborted it to break a deadlock (a claim,
+        a look and a settlement of two pushes lock some of the same activities); `retry` says an
+        earlier try's commit may have gone through."""
         deadline = time.monotonic() + OUTAGE_PATIENCE_S
         delay = OUTAGE_RETRY_S[0]
         retry = False
@@ -443,7 +470,7 @@ class PushStore:
                 async with self._engine.begin() as conn:
                     return await transaction(conn, retry)
             except (OSError, SQLAlchemyError) as error:
-                if not is_outage(error) or time.monotonic() + delay > deadline:
+                if not (is_outage(error) or is_deadlock(error)) or time.monotonic() + delay > deadline:
                     raise
             retry = True
             await asyncio.sleep(delay)
@@ -483,7 +510,6 @@ class PushStore:
             )
         await self._record_attempts(conn, results, trace_id)
         await self._apply(conn, results)
-        await self._nothing_on_its_way(conn, [t.live_activity_id for t, _ in results])
 
     async def close_remaining(self) -> None:
         """After an `end`'s walk: every activity of the fixture still pending or active, up to the

@@ -186,3 +186,25 @@ async def test_an_answer_that_did_not_deliver_lets_the_newer_push_go_at_once(
 
     assert await other.look(mine) is Standing.GO
     assert await older.look(target) is Standing.OVERTAKEN
+
+
+async def test_a_settlement_leaves_the_mark_of_another_attempt_still_sending(
+    engine: AsyncEngine, apns_client: ApnsClient, db: asyncpg.Connection
+) -> None:
+    """Two attempts of one push (the first paused past its heartbeat timeout, the retry took its
+    claim over and let its own request go): the first one's settlement took the activity's mark
+    off by the push's timestamp alone, and a newer push went while the retry's request was on
+    its way. The mark stays while another attempt holds the claim marked as being sent."""
+    await seed.fixture(db)
+    await seed.running_activities(db, 1)
+    retry = Worker(engine, apns_client, ROUTINE, "retry")
+    newer = Worker(engine, apns_client, NEWER, "other-worker")
+    target = await retry.claim()
+    assert await retry.look(target) is Standing.GO
+
+    await retry.store.lift_marks("paused-first-attempt/1#1", [target.live_activity_id])
+    mine = await newer.claim()
+    assert await newer.look(mine) is Standing.BEHIND
+
+    await retry.store.lift_marks(retry.claimant, [target.live_activity_id])
+    assert await newer.look(mine) is Standing.GO

@@ -13,6 +13,7 @@ from activities.push.fanout import FanoutConfig
 from activities.push.store import Batch, PushStore
 from domain.pushes import LiveState, PushInput
 from scoreline.db.engine import create_engine
+from scoreline.db.urls import asyncpg_dsn
 from scoreline.devstack.tcp_proxy import CuttableProxy
 from tests.push import seed
 
@@ -163,3 +164,65 @@ async def test_every_read_of_a_fanout_waits_postgres_out_too(
     assert [len(batch.targets) for batch in batches if isinstance(batch, Batch)] == [2, 3]
     # The followers' pending activities, which the end's walk cannot reach, are closed.
     assert await db.fetchval("SELECT count(*) FROM live_activity WHERE status = 'ended'") == 2
+
+
+async def test_a_settlement_postgres_aborts_to_break_a_deadlock_is_written_again(
+    engine: AsyncEngine, database_url: str, fanout_config: FanoutConfig, db: asyncpg.Connection
+) -> None:
+    """A settlement locks its claims, then the activities it ended; a claim, a look or another
+    settlement beside it can lock the same rows the other way round, and Postgres breaks the cycle
+    by aborting one transaction. The settlement was failed with it, not tried again: its claims
+    stayed with an attempt that then failed, and an alert's would have ended in doubt. Here another
+    transaction holds an activity the settlement needs and then asks for a claim it holds."""
+    await seed.fixture(db)
+    await seed.running_activities(db, 2)
+    store = PushStore(engine, END, fanout_config.environment)
+    batch = await store.load(store.first_cursor, 10)
+    claimed = (await store.claim(batch.targets, [], "attempt-1", {"version": 30})).mine
+    first, second = sorted(claimed, key=lambda target: target.live_activity_id)
+
+    other = await asyncpg.connect(asyncpg_dsn(database_url))
+    try:
+        holding = other.transaction()
+        await holding.start()
+        await other.execute(
+            "UPDATE live_activity SET updated_at = now() WHERE id = $1", second.live_activity_id
+        )
+        settling = asyncio.create_task(
+            store.settle(
+                [(target, Delivery("sent", (), status=200)) for target in claimed], "attempt-1", None
+            )
+        )
+        await _waiting_for_a_lock(db)
+        # Wants the claim the waiting settlement has written: a cycle Postgres breaks in a second.
+        await other.execute(
+            "UPDATE effect_log SET created_at = created_at WHERE fixture_id = $1 AND target = $2",
+            seed.FIXTURE_ID,
+            str(first.live_activity_id),
+        )
+        await holding.commit()
+        await asyncio.wait_for(settling, timeout=20)
+    finally:
+        await other.close()
+
+    states = await db.fetch(
+        "SELECT outcome->>'state' AS state FROM effect_log WHERE fixture_id = $1", seed.FIXTURE_ID
+    )
+    assert sorted(row["state"] for row in states) == ["sent", "sent"]
+    ended = await db.fetchval(
+        "SELECT count(*) FROM live_activity WHERE fixture_id = $1 AND status = 'ended'", seed.FIXTURE_ID
+    )
+    assert ended == 2
+
+
+async def _waiting_for_a_lock(db: asyncpg.Connection) -> None:
+    """Until some other session of this database waits for a row lock."""
+    for _ in range(200):
+        waiting = await db.fetchval(
+            """SELECT count(*) FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"""
+        )
+        if waiting:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("the settlement never waited for the held activity")
