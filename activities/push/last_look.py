@@ -19,8 +19,8 @@ see is a newer claim committed between its statement and the request; in the sam
 `ClaimedHere` closes that gap too (seed 14: 45 requests of a busy worker started 155 ms after
 their look, behind a newer alert claimed meanwhile). Across workers the newer push's own look
 closes it: it waits (`Standing.BEHIND`) while the activity still shows an older push let go and
-not answered, for a few seconds at most (seed 18: the other worker's newer update reached 39
-phones before a routine update whose look came before its claim).
+not settled, for three seconds at most (seed 18: 39 phones got a routine update after a newer
+one, claimed on the other worker after the routine update's look).
 
 It also asks whether the token is still live in Postgres: another worker may have written its 410
 after this fan-out read its targets (seed 16: a phone following two fixtures got its second
