@@ -62,9 +62,6 @@ class WindowHolder(asyncio.Protocol):
 
     def open_window(self) -> None:
         self.window_open = True
-        for length, stream_id in self.unacknowledged:
-            self.h2.acknowledge_received_data(length, stream_id)
-        self.unacknowledged.clear()
         self._answer_if_open()
 
     def _answer_if_open(self) -> None:
