@@ -16,6 +16,7 @@ from scoreline.db.engine import create_engine
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.devstack.tcp_proxy import CuttableProxy
 from tests.push import seed
+from tests.support.waiting import eventually
 
 GOAL = PushInput(
     fixture_id=seed.FIXTURE_ID,
@@ -217,12 +218,13 @@ async def test_a_settlement_postgres_aborts_to_break_a_deadlock_is_written_again
 
 async def _waiting_for_a_lock(db: asyncpg.Connection) -> None:
     """Until some other session of this database waits for a row lock."""
-    for _ in range(200):
-        waiting = await db.fetchval(
-            """SELECT count(*) FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"""
+
+    async def waiting() -> int:
+        return int(
+            await db.fetchval(
+                """SELECT count(*) FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"""
+            )
         )
-        if waiting:
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("the settlement never waited for the held activity")
+
+    await eventually(waiting, within=4, every=0.02)

@@ -24,6 +24,7 @@ from activities.push.connection import ApnsConnection
 from activities.push.provider_token import ProviderToken
 from simulators.apns.keys import ensure_tls_certificate
 from simulators.apns.server import tls_context
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -109,8 +110,11 @@ async def test_go_is_asked_once_the_window_takes_the_whole_request(
     held back behind the shut window."""
     server, connection = served
     first = asyncio.create_task(connection.request(HEADERS, b"x" * CONNECTION_WINDOW, 5))
-    while sum(server.received.values()) < CONNECTION_WINDOW:
-        await asyncio.sleep(0.01)
+
+    async def window_filled() -> bool:
+        return sum(server.received.values()) >= CONNECTION_WINDOW
+
+    await eventually(window_filled, every=0.01)
     checked_while_shut: list[bool] = []
 
     def go() -> bool:
