@@ -82,6 +82,15 @@ class PushInput(_Message):
         would show twice."""
         return self.kind != "start" and not self.alert
 
+    @property
+    def resent_quietly(self) -> bool:
+        """An end with its result alert, whose earlier send a crash left unknown: it goes again
+        without the alert. An end left unsent keeps the activity on the lock screen for hours (the
+        soak of 2026-12-06, seed 22: a worker SIGKILLed 0.1 s after marking 1,053 ends); sent
+        twice, the phone ends the activity once, drops the second end, and shows one banner at
+        most."""
+        return self.kind == "end" and self.alert
+
     generation: Annotated[int, Field(ge=1)] = 1
     """Which of a follower's Live Activities for the fixture this push is for: 1 from kick-off, the
     next after each renewal (Apple ends an activity after 8 hours) or each stumps. A `start`

@@ -177,6 +177,10 @@ class _Fanout:
         self.deferred = 0
         self.awaited: dict[int, Target] = {}
         """Targets whose claim another attempt marked as being sent and may still settle."""
+        self.quiet: set[str] = set()
+        """Targets claimed from an attempt that may have sent them: sent without the alert."""
+        self.quiet_bodies: tuple[bytes, ...] = ()
+        """The push without its alert (`PushInput.resent_quietly`), or its bodies as they are."""
         self.log = log.bind(fixture_id=push.fixture_id, event_key=push.event_key, effect=push.effect)
 
     async def run(self) -> PushResult:
@@ -195,6 +199,10 @@ class _Fanout:
             await self.store.clear_followers_waiting()
         payload = build(self.push, names, self.push.fixture_id)
         bodies = variants(payload)
+        self.quiet_bodies = bodies
+        if self.push.resent_quietly:
+            quiet = self.push.model_copy(update={"alert": False})
+            self.quiet_bodies = variants(build(quiet, names, self.push.fixture_id))
         self.log.info(
             "push.fanout_started",
             attempt=activity.info().attempt,
@@ -399,6 +407,7 @@ class _Fanout:
                 (target.live_activity_id for target in claims.mine), self.push.timestamp
             )
             self.awaited.update((target.live_activity_id, target) for target in claims.awaited)
+            self.quiet.update(claims.quiet)
             return claims.mine
         except asyncio.CancelledError:
             claims = await claiming
@@ -407,7 +416,8 @@ class _Fanout:
             raise
 
     def _launch(self, targets: list[Target], bodies: tuple[bytes, ...]) -> _Sending:
-        """Start delivering to every target (the in-flight limit paces them)."""
+        """Start delivering to every target (the in-flight limit paces them); one this attempt took
+        over from an attempt that may have sent it goes without the alert (`Claims.quiet`)."""
         if not targets:
             return {}
         assert self.sender is not None, "checked before claiming"
@@ -419,10 +429,10 @@ class _Fanout:
                     target,
                     sender.deliver(
                         target.token,
-                        bodies,
+                        self.quiet_bodies if target.key in self.quiet else bodies,
                         priority=push.priority,
                         expiration=expiration,
-                        resend_if_unknown=push.repeatable,
+                        resend_if_unknown=push.repeatable or target.key in self.quiet,
                         look=partial(self.last_look.look, target.live_activity_id),
                         unmark=partial(self.last_look.unmark, target.live_activity_id),
                         read_at=target.read_at,

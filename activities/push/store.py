@@ -117,6 +117,9 @@ class Claims:
     awaited: list[Target]
     """Marked as being sent by another attempt, less than `CLAIMANT_GRACE_S` ago: claim them again
     later (its claimant may still send, settle or release them)."""
+    quiet: frozenset[str] = frozenset()
+    """Keys of `mine` taken over from an attempt that may have sent them (`PushInput.resent_quietly`):
+    sent again without the alert."""
 
 
 @dataclass(frozen=True)
@@ -224,8 +227,9 @@ class PushStore:
 
         Claims an earlier (dead) attempt left: a repeatable push (`PushInput.repeatable`) takes them
         over and sends again (the device shows it once; left in doubt, the soak found activities
-        never ended after a fan-out's database connection was cut); any other takes over those its
-        last look never marked, waits for those marked less than `claimant_grace` ago (by default
+        never ended after a fan-out's database connection was cut), and so does an end with its
+        alert, without the alert where the dead attempt may have sent it (`Claims.quiet`,
+        `PushInput.resent_quietly`); any other takes over those its last look never marked, waits for those marked less than `claimant_grace` ago (by default
         `CLAIMANT_GRACE_S`; `Claims.awaited`) and marks the rest `in_doubt`.
         Then it records `stale` ones, inserts the claims, and moves each claimed activity's
         last-sent state (`state`, the content-state) and timestamp forward; a claimed activity that
@@ -249,7 +253,8 @@ class PushStore:
     ) -> Claims:
         push = self._push
         keys = [t.key for t in targets]
-        await self._settle_dead_claims(conn, keys, claimant, "all" if push.repeatable else "unsent")
+        take_over: _TakeOver = "all" if push.repeatable or push.resent_quietly else "unsent"
+        await self._settle_dead_claims(conn, keys, claimant, take_over)
         await self._settle_dead_claims(conn, [t.key for t in stale], claimant, "none")
         if push.kind == "start":
             await self._retake_doubtful_starts(conn, keys, claimant)
@@ -258,7 +263,7 @@ class PushStore:
         if not targets:
             return Claims([], [])
         await self._insert_gate(conn, keys, {"state": "claimed", "by": claimant})
-        held, others = await self._holders(conn, keys, claimant)
+        held, quiet, others = await self._holders(conn, keys, claimant)
         claimed = [t for t in targets if t.key in held]
         awaited = [t for t in targets if t.key in others]
         if not claimed:
@@ -292,7 +297,8 @@ class PushStore:
             await self._set_outcomes(
                 conn, overtaken, [json.dumps({"state": "stale"})] * len(overtaken), claimant
             )
-        return Claims([t for t in claimed if t.live_activity_id in reserved], awaited)
+        mine = [t for t in claimed if t.live_activity_id in reserved]
+        return Claims(mine, awaited, frozenset(t.key for t in mine if t.key in quiet))
 
     async def mark_sending(self, claimant: str, live_activity_ids: list[int]) -> Marks | None:
         """Mark `claimant`'s claims on these activities as being sent (`sending`, and when:
@@ -658,8 +664,9 @@ class PushStore:
         self, conn: AsyncConnection, keys: list[str], claimant: str, take_over: _TakeOver
     ) -> None:
         """Another attempt's claims among `keys`: taken over by `claimant` (`all`; `unsent`: those
-        its last look never marked as being sent, which never reached APNs), the rest marked
-        `in_doubt`, except, with `unsent`, those marked less than `claimant_grace` ago: left to
+        its last look never marked as being sent, which never reached APNs; a claim taken over
+        from one marked so, or from one taken over so, is `quiet`: it may have reached APNs), the
+        rest marked `in_doubt`, except, with `unsent`, those marked less than `claimant_grace` ago: left to
         their claimant for now. A later attempt of the same activity (`run/activity#N`) is never
         touched: the retry of a paused attempt is alive by definition, and the paused one, resumed
         before its cancellation came, took its unmarked claims over and released them when it
@@ -677,7 +684,8 @@ class PushStore:
         await conn.execute(
             text(
                 f"""UPDATE effect_log SET outcome = CASE WHEN {taken}
-                    THEN jsonb_build_object('state', 'claimed', 'by', CAST(:claimant AS text), 'took_over', outcome)
+                    THEN jsonb_build_object('state', 'claimed', 'by', CAST(:claimant AS text), 'took_over', outcome,
+                                            'quiet', outcome ? 'sending' OR outcome @> '{{"quiet": true}}')
                     ELSE jsonb_build_object('state', 'in_doubt', 'claim', outcome) END
                 WHERE fixture_id = :fixture_id AND event_key = :event_key AND effect = :effect
                   AND target = ANY(CAST(:targets AS text[]))
@@ -741,22 +749,27 @@ class PushStore:
 
     async def _holders(
         self, conn: AsyncConnection, keys: list[str], claimant: str
-    ) -> tuple[set[str], set[str]]:
+    ) -> tuple[set[str], set[str], set[str]]:
         """Which of `keys` `claimant` holds the claim of (new, taken over, or from its own earlier
-        try whose answer was lost), and which another attempt still holds."""
+        try whose answer was lost), which of those are `quiet` (taken over from a claim that may
+        have reached APNs), and which another attempt still holds."""
         rows = await conn.execute(
             text(
-                """SELECT target, outcome->>'by' = :claimant AS mine FROM effect_log
+                """SELECT target, outcome->>'by' = :claimant AS mine,
+                          outcome @> '{"quiet": true}' AS quiet FROM effect_log
                 WHERE fixture_id = :fixture_id AND event_key = :event_key AND effect = :effect
                   AND target = ANY(CAST(:targets AS text[])) AND outcome->>'state' = 'claimed'"""
             ),
             {**self._gate, "targets": keys, "claimant": claimant},
         )
         held: set[str] = set()
+        quiet: set[str] = set()
         others: set[str] = set()
         for row in rows:
             (held if row.mine else others).add(str(row.target))
-        return held, others
+            if row.mine and row.quiet:
+                quiet.add(str(row.target))
+        return held, quiet, others
 
     async def _insert_gate(
         self, conn: AsyncConnection, keys: list[str], outcome: dict[str, Any]

@@ -69,6 +69,39 @@ async def test_an_alert_claimed_by_a_killed_attempt_before_its_requests_began_is
     assert (result.sent, result.in_doubt) == (DEVICES - BEGUN, BEGUN)
 
 
+async def test_an_end_whose_worker_was_killed_as_it_began_sending_is_sent_again_without_its_alert(
+    temporal_client: Client,
+    task_queue: str,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    fanout_config: FanoutConfig,
+    sim: PushSim,
+    db: asyncpg.Connection,
+) -> None:
+    """The soak of 2026-12-06 (seed 22): a worker marked 1,053 ends (each with its "Result" alert)
+    as being sent and was SIGKILLed 0.1 s later. An alert never going twice, the retry left them
+    in doubt and 132 activities stayed on the lock screen. An end in doubt now goes again without
+    its alert (a phone that got the first drops the second, and shows one banner at most); before
+    the fix the two phones whose requests had begun got no end at all."""
+    await seed.fixture(db)
+    running = await seed.running_activities(db, DEVICES)
+    end = push("end", version=9, key="full_time", priority=10, alert=True)
+    store = PushStore(engine, end, "sandbox")
+    batch = await store.load(store.first_cursor, limit=100)
+    claimed = (await store.claim(batch.targets, [], KILLED, state={"version": 9})).mine
+    begun = {target.live_activity_id for target in claimed[:BEGUN]}
+    assert await store.mark_sending(KILLED, sorted(begun)) == Marks(marked=begun)
+
+    async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
+        result = await run_push(temporal_client, task_queue, end)
+
+    ends = [p for p in await sim.pushes() if p["status"] == 200 and p["payload"]["aps"]["event"] == "end"]
+    assert Counter(p["token"] for p in ends) == {a.push_token: 1 for a in running}
+    alerted = {p["token"] for p in ends if "alert" in p["payload"]["aps"]}
+    assert alerted == {a.push_token for a in running if a.live_activity_id not in begun}
+    assert (result.sent, result.in_doubt) == (DEVICES, 0)
+
+
 async def test_an_alert_whose_worker_is_killed_while_it_waits_out_a_429_is_sent_by_the_next(
     temporal_client: Client,
     task_queue: str,

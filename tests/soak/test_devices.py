@@ -383,10 +383,18 @@ def test_an_end_is_not_owed_while_the_match_goes_on() -> None:
     assert judge([phone()], without(match(), 5), playing) == []
 
 
-def test_two_ends_are_a_violation() -> None:
+def test_two_ends_with_their_alert_are_a_violation() -> None:
     records: list[Push | Unregister] = [*match(), end(6, T0 + 101, 5)]
 
     assert judge([phone()], records) == [f"{END_TWICE} 2 times"]
+
+
+def test_an_end_sent_again_without_its_alert_is_dropped_by_the_ended_activity() -> None:
+    """An end a SIGKILL left in doubt goes again without its alert (`PushInput.resent_quietly`):
+    the activity ended on the first, so the phone shows one end and one banner."""
+    again = dataclasses.replace(end(6, T0 + 101, 5), alert=False)
+
+    assert judge([phone()], [*match(), again]) == []
 
 
 def test_a_dead_token_sent_to_again_is_a_violation() -> None:
