@@ -22,6 +22,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Literal
 
 from activities.push.apns import ApnsClient
@@ -29,6 +30,7 @@ from activities.push.connection import MaybeSent, NotSent, Withheld
 from activities.push.dead_tokens import DeadTokens
 from activities.push.last_look import Standing
 from activities.push.limiter import AdaptiveLimit
+from activities.push.look_lapse import LookLapse
 from activities.push.outcomes import Verdict, classify
 from scoreline.metrics.instruments import metrics
 
@@ -150,12 +152,14 @@ class Sender:
         `released`; behind (an older push's request may still be on its way), taken again
         shortly (`SendPolicy.behind_wait`). `claimed_since` is asked after it, right before the
         request, where a look older than `SendPolicy.look_kept` is taken again (the worker was
-        paused or starved in between). `unmark` is awaited after every answer that did not
+        paused or starved in between); `unmark` is awaited once the look is that old and its
+        request has not reached that point (`LookLapse`), and after every answer that did not
         deliver, before it waits or gives up: a worker killed meanwhile leaves its claim for the
         next attempt to send, not in doubt, and a newer push does not wait for it. Before each
-        attempt, and again right before its request, the worker's `DeadTokens` is asked too: a token another push found dead since `read_at` (when
-        Postgres was read for this target; by default, this call), or whose death Postgres did not
-        have yet then, is `dead` without another request.
+        attempt, and again right before its request, the worker's `DeadTokens` is asked too: a
+        token another push found dead since `read_at` (when Postgres was read for this target; by
+        default, this call), or whose death Postgres did not have yet then, is `dead` without
+        another request.
         """
         if not bodies:
             return Delivery("rejected", (), reason="PayloadTooLarge")
@@ -188,27 +192,33 @@ class Sender:
                 if standing is Standing.GONE:
                     return Delivery("dead", tuple(attempts), reason="token switched off")
                 withheld: Delivery | None = None
-                expired = False
+                lapse = (
+                    None
+                    if look is None
+                    else LookLapse(looked_at, self._policy.look_kept, partial(self._unmark, unmark))
+                )
 
-                def go(looked_at: float = looked_at) -> bool:
+                def go(lapse: LookLapse | None = lapse) -> bool:
                     """Asked once a stream is free and the send window takes the whole request,
                     with nothing between the answer and the request going out."""
-                    nonlocal withheld, expired
-                    expired = look is not None and time.monotonic() - looked_at > self._policy.look_kept
-                    withheld = (
-                        None if expired else self._withheld(device_token, read_at, attempts, claimed_since)
-                    )
-                    return not expired and withheld is None
+                    nonlocal withheld
+                    if lapse is not None and not lapse.holds():
+                        return False
+                    withheld = self._withheld(device_token, read_at, attempts, claimed_since)
+                    return withheld is None
 
                 try:
-                    answer = await self._client.send(
-                        device_token, body, priority=priority, expiration=expiration, go=go
-                    )
+                    try:
+                        answer = await self._client.send(
+                            device_token, body, priority=priority, expiration=expiration, go=go
+                        )
+                    finally:
+                        if lapse is not None:
+                            await lapse.close()
                 except Withheld:
-                    if expired:
-                        # Nothing was sent: unmarked until the next look (a worker killed
-                        # meanwhile leaves it for the next attempt), which takes a new slot.
-                        await self._unmark(unmark)
+                    if lapse is not None and lapse.lapsed:
+                        # Nothing was sent, and the lapse took the marks off (a worker killed
+                        # meanwhile leaves the claim to the next attempt): look again, in a new slot.
                         continue
                     assert withheld is not None, "withheld only when go() said why"
                     return withheld

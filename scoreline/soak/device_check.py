@@ -82,9 +82,12 @@ from scoreline.soak.model import Violation
 CHECK = "devices"
 GRACE_S = 60.0
 DEAD_GRACE_S = 2.0
-IN_FLIGHT_S = 2.0
-"""How long before a worker's SIGKILL a marked claim counts as in flight (rule 2): a request
-starts right after its look marks it, and APNs answers in milliseconds."""
+IN_FLIGHT_S = 3.0
+"""How long before a worker's SIGKILL a marked claim counts as in flight (rule 2): its request
+leaves within `SendPolicy.look_kept` (2 s) of the look that marked it or never, and a request
+that had not left by then has its mark taken off (`activities.push.look_lapse`), a write given
+`SENDING_FENCE_MARGIN_S` (1 s) as the activity's mark is. Kept apart from those settings: the
+check must not follow a change in what it checks."""
 ANSWER_WRITE_S = 1.0
 """How long after APNs answered a marked claim's request a worker's SIGKILL still counts as
 cutting it off before the answer was written (rule 2): a worker unmarks it right after the

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from dataclasses import replace
 from functools import partial
 
 import asyncpg
@@ -18,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from structlog.testing import capture_logs
 from temporalio.client import Client
 
-from activities.push.apns import ApnsClient
+from activities.push.apns import ApnsClient, ApnsConfig
 from activities.push.delivery import Sender, SendPolicy
 from activities.push.fanout import FanoutConfig
 from activities.push.last_look import LastLook, Marks
@@ -27,10 +28,12 @@ from activities.push.payloads import FixtureNames, build, variants
 from activities.push.store import PushStore
 from domain.moments import KeyMoment
 from scoreline.db.engine import create_engine
+from scoreline.settings import Settings
 from tests.push import seed
 from tests.push.simulator import PushSim
 from tests.push.test_fanout import push
 from tests.push.workflow import push_worker, run_push
+from tests.support.waiting import eventually
 
 GOAL = push(version=3, priority=10, alert=True, moment=KeyMoment(kind="goal", side="home", minute=23))
 KILLED = "killed-run/1#1"
@@ -171,6 +174,67 @@ async def test_a_resumed_attempt_whose_claims_were_taken_over_sends_nothing(
     claimed = (await store.claim(batch.targets, [], KILLED, state={"version": 3})).mine
     await store.claim(batch.targets, [], "next-run/1#2", state={"version": 3})
     assert await store.mark_sending(KILLED, [target.live_activity_id for target in claimed]) == Marks(set())
+
+
+async def test_a_look_whose_request_waits_for_its_connection_takes_its_mark_off_once_it_lapses(
+    push_settings: Settings, engine: AsyncEngine, db: asyncpg.Connection
+) -> None:
+    """The soak of 2026-12-06 (seed 21): 342 goal alerts were marked as being sent 4.7 s before
+    their worker was SIGKILLed, and none had left: a request waiting after its look (here for a
+    TLS handshake the server never answers) kept its mark until it reached its last check, so the
+    next attempt found them in doubt. The mark now comes off once the look lapses
+    (`SendPolicy.look_kept`), the request still waiting; before the fix it stayed until the
+    connection attempt timed out (10 s)."""
+    await seed.fixture(db)
+    (running,) = await seed.running_activities(db, 1)
+    accepted: list[asyncio.StreamWriter] = []
+    silent = await asyncio.start_server(lambda _, writer: accepted.append(writer), "127.0.0.1", 0)
+    port = silent.sockets[0].getsockname()[1]
+    client = ApnsClient(replace(ApnsConfig.from_settings(push_settings), host="127.0.0.1", port=port))
+    store = PushStore(engine, GOAL, "sandbox")
+    batch = await store.load(store.first_cursor, limit=100)
+    (target,) = (await store.claim(batch.targets, [], KILLED, state={"version": 3})).mine
+    last_look = LastLook(partial(store.mark_sending, KILLED), partial(store.unmark_sending, KILLED))
+    stopping = asyncio.Event()
+    sender = Sender(client, SendPolicy(look_kept=0.5), AdaptiveLimit(10), stopping, kind="alert")
+    bodies = variants(build(GOAL, FixtureNames(seed.HOME, seed.AWAY, "Premier League"), seed.FIXTURE_ID))
+    delivering = asyncio.create_task(
+        sender.deliver(
+            target.token,
+            bodies,
+            priority=10,
+            expiration=GOAL.timestamp + 900,
+            resend_if_unknown=False,
+            look=partial(last_look.look, target.live_activity_id),
+            unmark=partial(last_look.unmark, target.live_activity_id),
+        )
+    )
+
+    async def marks() -> int:
+        claims = await db.fetchval(_MARKED, seed.FIXTURE_ID)
+        activities = await db.fetchval(
+            "SELECT count(*) FROM live_activity WHERE id = $1 AND sending_timestamp IS NOT NULL",
+            running.live_activity_id,
+        )
+        return int(claims) + int(activities)
+
+    try:
+        await eventually(marks, within=5, every=0.01)
+
+        async def unmarked() -> bool:
+            return await marks() == 0
+
+        await eventually(unmarked, within=3, every=0.05)
+        assert not delivering.done(), "the request is still waiting for its connection"
+    finally:
+        stopping.set()
+        delivering.cancel()
+        await asyncio.gather(delivering, return_exceptions=True)
+        await client.aclose()
+        for writer in accepted:
+            writer.close()
+        silent.close()
+        await silent.wait_closed()
 
 
 async def test_a_last_look_that_cannot_reach_postgres_answers_none() -> None:
