@@ -63,7 +63,10 @@ The rules (each violation names fixture, device and token):
    generation started), unless its token died or the app was deleted first. An activity reported
    while the end was going out that never got it is a violation: it would stay on the screen.
 5. **dead tokens**: no push reaches APNs for a token more than `DEAD_GRACE_S` after APNs answered
-   it 410 or `BadDeviceToken` (requests already in flight then are excused). After our own
+   it 410 or `BadDeviceToken` (requests already in flight then are excused). A death whose
+   worker was SIGKILLed at most `ANSWER_WRITE_S` after the answer died with it (neither Postgres
+   nor the other workers heard of it): the pushes after it are excused, and counted
+   (`deaths_lost_at_kill`), up to the one whose own 410 Scoreline learns it from again. After our own
    `/_sim/unregister`, Scoreline cannot know before APNs tells it: the first push after it gets
    the 410, and the rule applies from there.
 """
@@ -74,7 +77,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from scoreline.soak.model import Violation
@@ -189,6 +192,11 @@ class MatchFacts:
     missing alert's violation, so a failed run's last lines tell why (a CI log keeps only those);
     None when Postgres was not read."""
 
+    def killed_after(self, answered_at: float) -> bool:
+        """Whether a worker was SIGKILLed at most `ANSWER_WRITE_S` after APNs answered at
+        `answered_at`: the answer may have died with it, unwritten."""
+        return any(answered_at <= killed <= answered_at + ANSWER_WRITE_S for killed in self.worker_kills)
+
     def killed_in_flight(self, token: str, version: int, answered_at: float | None) -> bool:
         """Whether the alert's claim was marked at most `IN_FLIGHT_S` before a worker's SIGKILL
         that cut its request off: APNs had not answered it since the mark (`answered_at`, its
@@ -251,7 +259,8 @@ class _TokenLog:
     """What one token of ours was sent, as counters."""
 
     dead: Push | None = None
-    after_dead: int = 0
+    after_dead: list[tuple[Push, Push]] = field(default_factory=list)
+    """Pushes more than `DEAD_GRACE_S` after the token's latest death, each with that death."""
     last_timestamp: float | None = None
     disorder: tuple[float, float, int] | None = None
     """The first regression: (newest timestamp before, the older one sent, its seq)."""
@@ -265,6 +274,7 @@ class _TokenLog:
     end_alerts: int = 0
     updates: int = 0
     starts: Counter[tuple[int, int]] = field(default_factory=Counter)
+    start_times: dict[tuple[int, int], list[float]] = field(default_factory=dict)
     start_versions: dict[tuple[int, int], int | None] = field(default_factory=dict)
     pushes: int = 0
 
@@ -285,6 +295,8 @@ class DeviceLedger:
         self.unregistered = 0
         self.in_doubt_at_kill = 0
         """Missing alerts excused as in flight when their worker was killed (rule 2)."""
+        self.deaths_lost_at_kill = 0
+        """Pushes to a dead token excused: its death's worker was killed before writing it (rule 5)."""
 
     def add(self, entry: Push | Unregister) -> None:
         """Take one journal record (in journal order)."""
@@ -301,7 +313,9 @@ class DeviceLedger:
         log = self._logs.setdefault(push.token, _TokenLog())
         log.pushes += 1
         if log.dead is not None and push.at > log.dead.at + DEAD_GRACE_S:
-            log.after_dead += 1
+            log.after_dead.append((push, log.dead))
+            if push.kills:
+                log.dead = push  # learnt again: the pushes after it are judged by this death
         elif log.dead is None and push.kills:
             log.dead = push
         return log
@@ -313,6 +327,7 @@ class DeviceLedger:
         self._kickoffs.setdefault(key, push.at)
         if push.accepted:
             log.starts[key] += 1
+            log.start_times.setdefault(key, []).append(push.at)
             log.start_versions.setdefault(key, push.version)
 
     def _add_activity_push(self, push: Push, log: _TokenLog, report: ActivityReport) -> None:
@@ -355,21 +370,24 @@ class DeviceLedger:
             for report in phone.activities:
                 found += self._activity_violations(phone, report, facts, horizon)
         for token, log in self._logs.items():
-            if log.after_dead:
-                assert log.dead is not None
+            late = [(push, death) for push, death in log.after_dead if not facts.killed_after(death.at)]
+            self.deaths_lost_at_kill += len(log.after_dead) - len(late)
+            if late:
+                death = late[0][1]
                 found.append(
                     Violation(
                         CHECK,
                         f"token {_short(token)}",
-                        f"{AFTER_DEAD}: {log.after_dead} pushes after APNs answered {log.dead.status} "
-                        f"{log.dead.reason} at seq {log.dead.seq}",
+                        f"{AFTER_DEAD}: {len(late)} pushes after APNs answered {death.status} "
+                        f"{death.reason} at seq {death.seq}",
                     )
                 )
         return found
 
     def figures(self) -> dict[str, int]:
         """Counts from the journal: pushes to our tokens, accepted starts, updates and ends; and,
-        once `violations` ran, the alerts it excused as in flight at a kill."""
+        once `violations` ran, the alerts it excused as in flight at a kill and the pushes to
+        dead tokens whose death a kill cut off."""
         logs = self._logs.values()
         return {
             "pushes": sum(log.pushes for log in logs),
@@ -378,6 +396,7 @@ class DeviceLedger:
             "ends": sum(len(log.end_versions) for log in logs),
             "unregistered": self.unregistered,
             "alerts_in_doubt_at_kill": self.in_doubt_at_kill,
+            "deaths_lost_at_kill": self.deaths_lost_at_kill,
         }
 
     def _start_violations(self, phone: PhoneRecord, facts: MatchFacts, horizon: float) -> list[Violation]:
@@ -388,7 +407,14 @@ class DeviceLedger:
             if fixture not in phone.asked:
                 found.append(Violation(CHECK, subject, START_UNFOLLOWED))
             if count > 1:
-                found.append(Violation(CHECK, subject, f"{START_TWICE} {count} times"))
+                found.append(
+                    Violation(
+                        CHECK,
+                        subject,
+                        f"{START_TWICE} {count} times {_times(log.start_times[(fixture, generation)])}, "
+                        f"{_reported(phone, fixture, generation)}",
+                    )
+                )
         for fixture in self._follows_due(phone, log, facts, horizon):
             if not any(count for (f, _), count in log.starts.items() if f == fixture):
                 found.append(
@@ -522,6 +548,20 @@ def _owed(since: float, phone: PhoneRecord, horizon: float) -> bool:
 def _subject(fixture: int, phone: PhoneRecord, token: str, generation: int) -> str:
     name = f"fixture {fixture} device {phone.device} token {_short(token)}"
     return name if generation == 1 else f"{name} generation {generation}"
+
+
+def _times(moments: Iterable[float]) -> str:
+    """UTC clock times, to find a violation's moments in the workers' logs."""
+    return "at " + ", ".join(datetime.fromtimestamp(at, UTC).strftime("%H:%M:%S.%f")[:-3] for at in moments)
+
+
+def _reported(phone: PhoneRecord, fixture: int, generation: int) -> str:
+    """When the phone's report of that activity's token was accepted, if it was: a start sent
+    again after its doubt (`START_DOUBT_GRACE_S`) means no report had come by then."""
+    for report in phone.activities:
+        if (report.fixture_id, report.generation) == (fixture, generation):
+            return f"token reported {_times([report.reported_at])}"
+    return "token never reported"
 
 
 def _short(token: str) -> str:

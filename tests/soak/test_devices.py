@@ -156,6 +156,7 @@ def test_a_whole_match_passes_and_is_counted() -> None:
         "ends": 1,
         "unregistered": 0,
         "alerts_in_doubt_at_kill": 0,
+        "deaths_lost_at_kill": 0,
     }
 
 
@@ -204,7 +205,8 @@ def test_a_phone_that_had_the_last_generation_is_owed_the_next() -> None:
 def test_a_second_start_for_the_same_match_is_a_violation() -> None:
     records: list[Push | Unregister] = [*match(), start(6, T0 + 2)]
 
-    assert judge([phone()], records) == [f"{START_TWICE} 2 times"]
+    (detail,) = judge([phone()], records)
+    assert detail.startswith(f"{START_TWICE} 2 times at ") and "token reported at " in detail
 
 
 def test_a_start_the_phone_would_drop_does_not_count() -> None:
@@ -414,6 +416,32 @@ def test_a_dead_token_sent_to_again_is_a_violation() -> None:
 
     assert len(details) == 1 and details[0].startswith(f"{AFTER_DEAD}: 1 pushes after APNs answered 410")
     assert judge([deleted], records[:5]) == []
+
+
+def test_a_death_whose_worker_was_killed_before_writing_it_is_learnt_again_once() -> None:
+    """The 30-minute soak of 2026-12-06 (seed 21): a 410 came to a worker SIGKILLed 0.6 s later,
+    before Postgres or the other workers heard of it, and the next push to the token 35 s later
+    was flagged, though no part of Scoreline could know. That push, which gets the 410 again, is
+    excused; one after it is not."""
+    records: list[Push | Unregister] = [
+        start(1, T0 + 1),
+        update(2, T0 + 10, 2),
+        Unregister(2, T0 + 11, ACTIVITY),
+        update(3, T0 + 20, 3, status=410, reason="Unregistered"),
+        update(4, T0 + 55, 4, status=410, reason="Unregistered"),
+    ]
+    deleted = phone(deleted_at=T0 + 11)
+    killed = MatchFacts(kicked_off=frozenset({FIXTURE}), worker_kills=(T0 + 20.6,))
+    ledger = DeviceLedger([deleted])
+    for record in records:
+        ledger.add(record)
+
+    assert ledger.violations(killed, HORIZON) == []
+    assert ledger.figures()["deaths_lost_at_kill"] == 1
+    assert judge([deleted], records, dataclasses.replace(killed, worker_kills=(T0 + 21.1,))) != []
+    again = [*records, update(5, T0 + 70, 5, status=410, reason="Unregistered")]
+    details = judge([deleted], again, killed)
+    assert len(details) == 1 and details[0].startswith(f"{AFTER_DEAD}: 1 pushes after APNs answered 410")
 
 
 def test_journal_lines_parse_as_the_simulator_writes_them(tmp_path: Path) -> None:
