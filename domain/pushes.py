@@ -85,7 +85,7 @@ class PushInput(_Message):
     @property
     def resent_quietly(self) -> bool:
         """An end with its result alert, whose earlier send a crash left unknown: it goes again
-        without the alert. An end left unsent keeps the activity on the lock screen for hours (the
+        without the alert, once the attempt that marked it has had `CLAIMANT_GRACE_S` to settle it. An end left unsent keeps the activity on the lock screen for hours (the
         soak of 2026-12-06, seed 22: a worker SIGKILLed 0.1 s after marking 1,053 ends); sent
         twice, the phone ends the activity once, drops the second end, and shows one banner at
         most."""

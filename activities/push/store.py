@@ -46,7 +46,7 @@ from scoreline.outages import is_deadlock, is_outage
 
 log = get_logger(__name__)
 _T = TypeVar("_T")
-_TakeOver = Literal["all", "unsent", "none"]
+_TakeOver = Literal["all", "unsent", "quietly", "none"]
 
 FIRST_DEVICE = str(uuid.UUID(int=0))
 """Cursor before every device id (`start` walks followers by device id)."""
@@ -229,7 +229,8 @@ class PushStore:
         over and sends again (the device shows it once; left in doubt, the soak found activities
         never ended after a fan-out's database connection was cut), and so does an end with its
         alert, without the alert where the dead attempt may have sent it (`Claims.quiet`,
-        `PushInput.resent_quietly`); any other takes over those its last look never marked, waits for those marked less than `claimant_grace` ago (by default
+        `PushInput.resent_quietly`), once those marked are `claimant_grace` old; any other takes
+        over those its last look never marked, waits for those marked less than `claimant_grace` ago (by default
         `CLAIMANT_GRACE_S`; `Claims.awaited`) and marks the rest `in_doubt`.
         Then it records `stale` ones, inserts the claims, and moves each claimed activity's
         last-sent state (`state`, the content-state) and timestamp forward; a claimed activity that
@@ -253,7 +254,9 @@ class PushStore:
     ) -> Claims:
         push = self._push
         keys = [t.key for t in targets]
-        take_over: _TakeOver = "all" if push.repeatable or push.resent_quietly else "unsent"
+        take_over: _TakeOver = (
+            "all" if push.repeatable else "quietly" if push.resent_quietly else "unsent"
+        )
         await self._settle_dead_claims(conn, keys, claimant, take_over)
         await self._settle_dead_claims(conn, [t.key for t in stale], claimant, "none")
         if push.kind == "start":
@@ -664,20 +667,26 @@ class PushStore:
         self, conn: AsyncConnection, keys: list[str], claimant: str, take_over: _TakeOver
     ) -> None:
         """Another attempt's claims among `keys`: taken over by `claimant` (`all`; `unsent`: those
-        its last look never marked as being sent, which never reached APNs; a claim taken over
-        from one marked so, or from one taken over so, is `quiet`: it may have reached APNs), the
-        rest marked `in_doubt`, except, with `unsent`, those marked less than `claimant_grace` ago: left to
-        their claimant for now. A later attempt of the same activity (`run/activity#N`) is never
+        its last look never marked as being sent, which never reached APNs; `quietly`: all of
+        them too; a claim taken over from one marked so, or from one taken over so, is `quiet`:
+        it may have reached APNs), the rest marked `in_doubt`, except, with `unsent` and
+        `quietly`, those marked less than `claimant_grace` ago: left to their claimant for now (a
+        paused claimant's end, sent with its alert, is not raced by a quiet one). A later attempt of the same activity (`run/activity#N`) is never
         touched: the retry of a paused attempt is alive by definition, and the paused one, resumed
         before its cancellation came, took its unmarked claims over and released them when it
         stopped, so that no one sent them."""
         if not keys:
             return
-        taken = {"all": "true", "unsent": "NOT (outcome ? 'sending')", "none": "false"}[take_over]
+        taken = {
+            "all": "true",
+            "unsent": "NOT (outcome ? 'sending')",
+            "quietly": "true",
+            "none": "false",
+        }[take_over]
         left = (
             "AND NOT (outcome ? 'sending' AND COALESCE(CAST(outcome->>'sending_at' AS float8), 0)"
             " > extract(epoch FROM clock_timestamp()) - :grace)"
-            if take_over == "unsent"
+            if take_over in ("unsent", "quietly")
             else ""
         )
         lineage, attempt = _lineage(claimant)

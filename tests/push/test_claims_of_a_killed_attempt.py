@@ -36,6 +36,7 @@ from tests.push.workflow import push_worker, run_push
 from tests.support.waiting import eventually
 
 GOAL = push(version=3, priority=10, alert=True, moment=KeyMoment(kind="goal", side="home", minute=23))
+RESULT = push("end", version=9, key="full_time", priority=10, alert=True)
 KILLED = "killed-run/1#1"
 DEVICES = 6
 BEGUN = 2
@@ -88,21 +89,56 @@ async def test_an_end_whose_worker_was_killed_as_it_began_sending_is_sent_again_
     the fix the two phones whose requests had begun got no end at all."""
     await seed.fixture(db)
     running = await seed.running_activities(db, DEVICES)
-    end = push("end", version=9, key="full_time", priority=10, alert=True)
-    store = PushStore(engine, end, "sandbox")
+    store = PushStore(engine, RESULT, "sandbox")
     batch = await store.load(store.first_cursor, limit=100)
     claimed = (await store.claim(batch.targets, [], KILLED, state={"version": 9})).mine
     begun = {target.live_activity_id for target in claimed[:BEGUN]}
     assert await store.mark_sending(KILLED, sorted(begun)) == Marks(marked=begun)
 
     async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
-        result = await run_push(temporal_client, task_queue, end)
+        result = await run_push(temporal_client, task_queue, RESULT)
 
+    await _one_end_each_alerted_unless_begun(sim, running, begun)
+    assert (result.sent, result.in_doubt) == (DEVICES, 0)
+
+
+async def test_an_end_taken_over_quietly_stays_quiet_when_that_attempt_is_killed_too(
+    temporal_client: Client,
+    task_queue: str,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    fanout_config: FanoutConfig,
+    sim: PushSim,
+    db: asyncpg.Connection,
+) -> None:
+    """The attempt that took the ends over quietly is killed before its own look: its claims are
+    unmarked, but the ends may still have reached the phones on the first attempt's requests, so
+    the next attempt sends them without the alert too."""
+    await seed.fixture(db)
+    running = await seed.running_activities(db, DEVICES)
+    store = PushStore(engine, RESULT, "sandbox")
+    batch = await store.load(store.first_cursor, limit=100)
+    claimed = (await store.claim(batch.targets, [], KILLED, state={"version": 9})).mine
+    begun = {target.live_activity_id for target in claimed[:BEGUN]}
+    assert await store.mark_sending(KILLED, sorted(begun)) == Marks(marked=begun)
+    impatient = PushStore(engine, RESULT, "sandbox", claimant_grace=0.0)
+    taken = await impatient.claim(batch.targets, [], "killed-too-run/1#1", state={"version": 9})
+    assert {t.live_activity_id for t in taken.mine} == {a.live_activity_id for a in running}
+    assert {t.key for t in taken.mine if t.live_activity_id in begun} == taken.quiet
+
+    async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
+        result = await run_push(temporal_client, task_queue, RESULT)
+
+    await _one_end_each_alerted_unless_begun(sim, running, begun)
+    assert (result.sent, result.in_doubt) == (DEVICES, 0)
+
+
+async def _one_end_each_alerted_unless_begun(sim: PushSim, running: list[seed.RunningActivity], begun: set[int]) -> None:
+    """Every activity got one end; only those whose first request never began got its alert."""
     ends = [p for p in await sim.pushes() if p["status"] == 200 and p["payload"]["aps"]["event"] == "end"]
     assert Counter(p["token"] for p in ends) == {a.push_token: 1 for a in running}
     alerted = {p["token"] for p in ends if "alert" in p["payload"]["aps"]}
     assert alerted == {a.push_token for a in running if a.live_activity_id not in begun}
-    assert (result.sent, result.in_doubt) == (DEVICES, 0)
 
 
 async def test_an_alert_whose_worker_is_killed_while_it_waits_out_a_429_is_sent_by_the_next(

@@ -438,7 +438,8 @@ def test_a_death_whose_worker_was_killed_before_writing_it_is_learnt_again_once(
 
     assert ledger.violations(killed, HORIZON) == []
     assert ledger.figures()["deaths_lost_at_kill"] == 1
-    assert judge([deleted], records, dataclasses.replace(killed, worker_kills=(T0 + 21.1,))) != []
+    too_late = judge([deleted], records, dataclasses.replace(killed, worker_kills=(T0 + 21.1,)))
+    assert too_late == [f"{AFTER_DEAD}: 1 pushes after APNs answered 410 Unregistered at seq 3"]
     again = [*records, update(5, T0 + 70, 5, status=410, reason="Unregistered")]
     details = judge([deleted], again, killed)
     assert len(details) == 1 and details[0].startswith(f"{AFTER_DEAD}: 1 pushes after APNs answered 410")
