@@ -254,9 +254,7 @@ class PushStore:
     ) -> Claims:
         push = self._push
         keys = [t.key for t in targets]
-        take_over: _TakeOver = (
-            "all" if push.repeatable else "quietly" if push.resent_quietly else "unsent"
-        )
+        take_over: _TakeOver = "all" if push.repeatable else "quietly" if push.resent_quietly else "unsent"
         await self._settle_dead_claims(conn, keys, claimant, take_over)
         await self._settle_dead_claims(conn, [t.key for t in stale], claimant, "none")
         if push.kind == "start":

@@ -133,7 +133,9 @@ async def test_an_end_taken_over_quietly_stays_quiet_when_that_attempt_is_killed
     assert (result.sent, result.in_doubt) == (DEVICES, 0)
 
 
-async def _one_end_each_alerted_unless_begun(sim: PushSim, running: list[seed.RunningActivity], begun: set[int]) -> None:
+async def _one_end_each_alerted_unless_begun(
+    sim: PushSim, running: list[seed.RunningActivity], begun: set[int]
+) -> None:
     """Every activity got one end; only those whose first request never began got its alert."""
     ends = [p for p in await sim.pushes() if p["status"] == 200 and p["payload"]["aps"]["event"] == "end"]
     assert Counter(p["token"] for p in ends) == {a.push_token: 1 for a in running}
