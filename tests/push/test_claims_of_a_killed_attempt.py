@@ -20,7 +20,7 @@ from structlog.testing import capture_logs
 from temporalio.client import Client
 
 from activities.push.apns import ApnsClient, ApnsConfig
-from activities.push.delivery import Sender, SendPolicy
+from activities.push.delivery import Delivery, Sender, SendPolicy
 from activities.push.fanout import FanoutConfig
 from activities.push.last_look import LastLook, Marks
 from activities.push.limiter import AdaptiveLimit
@@ -269,6 +269,52 @@ async def test_a_look_whose_request_waits_for_its_connection_takes_its_mark_off_
         delivering.cancel()
         await asyncio.gather(delivering, return_exceptions=True)
         await client.aclose()
+        for writer in accepted:
+            writer.close()
+        silent.close()
+        await silent.wait_closed()
+
+
+async def test_a_delivery_cancelled_before_its_request_is_released_and_one_on_its_way_stays_in_doubt(
+    push_settings: Settings, apns_client: ApnsClient, sim: PushSim
+) -> None:
+    """The soak of 2026-12-06 (seed 23): a goal's fan-out, stopped after its worker's 16 s pause,
+    gave up waiting for 60 deliveries that were waiting for a connection through a GOAWAY burst;
+    cancelled, they were written `in_doubt` and the goal never reached those phones. A delivery
+    cancelled before its request's last check said yes is `released` (before the fix: cancelled,
+    in doubt); one cancelled with its request on its way stays cancelled (in doubt)."""
+    accepted: list[asyncio.StreamWriter] = []
+    silent = await asyncio.start_server(lambda _, writer: accepted.append(writer), "127.0.0.1", 0)
+    port = silent.sockets[0].getsockname()[1]
+    unreachable = ApnsClient(replace(ApnsConfig.from_settings(push_settings), host="127.0.0.1", port=port))
+    bodies = variants(build(GOAL, FixtureNames(seed.HOME, seed.AWAY, "Premier League"), seed.FIXTURE_ID))
+
+    def delivering(client: ApnsClient) -> asyncio.Task[Delivery]:
+        sender = Sender(client, SendPolicy(), AdaptiveLimit(10), asyncio.Event(), kind="alert")
+        return asyncio.create_task(
+            sender.deliver(
+                seed.apns_token(),
+                bodies,
+                priority=10,
+                expiration=GOAL.timestamp + 900,
+                resend_if_unknown=False,
+            )
+        )
+
+    try:
+        waiting = delivering(unreachable)
+        await sim.fault(latency_ms=3000, count=1)
+        on_its_way = delivering(apns_client)
+        await asyncio.sleep(0.5)
+        assert not waiting.done() and not on_its_way.done()
+        waiting.cancel()
+        on_its_way.cancel()
+        await asyncio.wait({waiting, on_its_way})
+
+        assert not waiting.cancelled() and waiting.result().outcome == "released"
+        assert on_its_way.cancelled()
+    finally:
+        await unreachable.aclose()
         for writer in accepted:
             writer.close()
         silent.close()
