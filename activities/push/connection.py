@@ -40,6 +40,13 @@ from activities.push.provider_token import ProviderToken
 
 MAX_STREAMS_CAP = 1000
 """Never more streams per connection than this, whatever the server allows."""
+STALL_S = 0.5
+"""A request's timer firing this much later than due means the loop stood still meanwhile (the
+process paused or starved): the request may only now have left, its answer only now be readable."""
+STALL_GRACE_S = 2.0
+"""How long such a request is given after the stall before it counts as unanswered."""
+MAX_STALL_GRACES = 3
+"""At most this many graces: a loop starved for good still gives up on its requests."""
 
 
 class NotSent(Exception):
@@ -69,6 +76,8 @@ class _Stream:
     status: int = 0
     headers: dict[str, str] = field(default_factory=dict)
     body: bytearray = field(default_factory=bytearray)
+    timer: asyncio.TimerHandle | None = None
+    """When it counts as unanswered (`ApnsConnection._time_out`)."""
 
 
 class ApnsConnection(asyncio.Protocol):
@@ -212,14 +221,15 @@ class ApnsConnection(asyncio.Protocol):
             stream.sent = True
             self._schedule_flush()
             # A timer per stream rather than `wait_for`: no extra task per push.
-            timer = self._loop.call_later(timeout, self._time_out, stream_id, timeout)
+            stream.timer = self._loop.call_later(timeout, self._time_out, stream_id, timeout, 0)
             try:
                 return await stream.future
             except asyncio.CancelledError:
                 self._reset(stream_id)
                 raise
             finally:
-                timer.cancel()
+                if stream.timer is not None:
+                    stream.timer.cancel()
         finally:
             self.in_flight -= 1
 
@@ -341,9 +351,22 @@ class ApnsConnection(asyncio.Protocol):
         if self._draining and not self._streams:
             self.close()
 
-    def _time_out(self, stream_id: int, timeout: float) -> None:
-        if stream_id in self._streams:
-            self._reset(stream_id, MaybeSent(f"no answer within {timeout:g}s"))
+    def _time_out(self, stream_id: int, timeout: float, graces: int) -> None:
+        """No answer `timeout` after the request was handed over; unless the loop stood still
+        meanwhile: then the request is given `STALL_GRACE_S` more. A worker resumed from a 16 s
+        SIGSTOP (the soak of 2026-12-06, seed 23) flushed 426 goal alerts only once resumed, and
+        their timers, due during the pause, fired before APNs could answer: written in doubt,
+        never delivered (uvloop runs due timers before it reads the sockets)."""
+        stream = self._streams.get(stream_id)
+        if stream is None or stream.timer is None:
+            return
+        late = self._loop.time() - stream.timer.when()
+        if late > STALL_S and graces < MAX_STALL_GRACES:
+            stream.timer = self._loop.call_later(
+                STALL_GRACE_S, self._time_out, stream_id, timeout, graces + 1
+            )
+            return
+        self._reset(stream_id, MaybeSent(f"no answer within {timeout:g}s"))
 
     def _reset(self, stream_id: int, error: Exception | None = None) -> None:
         """Give up on a stream (failing its request with `error`): tell the server, keep the connection."""

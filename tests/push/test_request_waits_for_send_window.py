@@ -5,12 +5,16 @@ look, the look recent enough). It used to be asked once a stream was free, befor
 the body then waited for the server to open its flow-control window, so a request could leave
 well after its check said yes (while the other worker sent a newer push, the soak of 2026-12-05,
 seed 18). Here a real TLS HTTP/2 server holds its connection window shut.
+
+And a request whose answer timer came due while the loop stood still waits for its answer a
+little longer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import ssl
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -131,3 +135,24 @@ async def test_go_is_asked_once_the_window_takes_the_whole_request(
     assert [answer.status for answer in answers] == [200, 200]
     assert checked_while_shut == [False]
     assert sorted(server.received.values()) == [100, CONNECTION_WINDOW]
+
+
+async def test_a_request_whose_timer_came_due_while_the_loop_stood_still_waits_for_its_answer(
+    served: tuple[WindowHolder, ApnsConnection],
+) -> None:
+    """The soak of 2026-12-06 (seed 23): a worker SIGSTOPped for 16 s right after its requests'
+    last checks flushed them only once resumed, and their timers, due during the pause, fired
+    before APNs could answer: 426 goal alerts written in doubt, never delivered. Here the loop
+    stands still for a second after the check (a blocking sleep); the answer comes in ms after
+    the request leaves. Before the fix: MaybeSent "no answer within 0.2s"."""
+    server, connection = served
+    server.open_window()
+    loop = asyncio.get_running_loop()
+
+    def go() -> bool:
+        loop.call_soon(time.sleep, 1.0)  # runs before the request's frames are flushed
+        return True
+
+    answer = await connection.request(HEADERS, b"{}", 0.2, go=go)
+
+    assert answer.status == 200
