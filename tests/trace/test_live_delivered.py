@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from api.live.hub import LiveHub
 from scoreline.outbox.reader import Cursor, OutboxEvent, read_after
 from tests.support.logs import json_log_lines
+from tests.support.waiting import eventually
 from tests.trace.recording import MATCH, TracedIngest
 
 
@@ -45,8 +46,16 @@ class Changes:
         return trace_id
 
     async def read(self) -> list[OutboxEvent]:
-        async with self._engine.connect() as conn:
-            events = (await read_after(conn, self._cursor, 100)).events
+        """Every change made so far and not read yet. Like the real consumer, it reads again while
+        a transaction still open holds rows back: the horizon is the cluster's, and a test beside
+        this one can hold it (CI, 2026-12-06: an empty read here failed with IndexError)."""
+
+        async def settled() -> list[OutboxEvent] | None:
+            async with self._engine.connect() as conn:
+                batch = await read_after(conn, self._cursor, 100)
+            return batch.events if batch.events and not batch.held else None
+
+        events = await eventually(settled, every=0.02)
         self._cursor = events[-1].cursor
         return events
 
