@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from functools import partial
 
 import asyncpg
+import pytest_asyncio
 from sqlalchemy.ext.asyncio import AsyncEngine
 from structlog.testing import capture_logs
 from temporalio.client import Client
@@ -37,10 +39,31 @@ from tests.support.waiting import eventually
 
 GOAL = push(version=3, priority=10, alert=True, moment=KeyMoment(kind="goal", side="home", minute=23))
 RESULT = push("end", version=9, key="full_time", priority=10, alert=True)
+GOAL_BODIES = variants(build(GOAL, FixtureNames(seed.HOME, seed.AWAY, "Premier League"), seed.FIXTURE_ID))
 KILLED = "killed-run/1#1"
 DEVICES = 6
 BEGUN = 2
 """Of the killed attempt's claims, those whose request had begun (marked by its last look)."""
+
+
+@pytest_asyncio.fixture
+async def unanswering_apns(push_settings: Settings) -> AsyncIterator[ApnsClient]:
+    """An APNs client whose server accepts the TCP connection and never answers the TLS handshake:
+    a request waits for its connection, before its last check, until `CONNECT_TIMEOUT_S`."""
+    accepted: list[asyncio.StreamWriter] = []
+    silent = await asyncio.start_server(lambda _, writer: accepted.append(writer), "127.0.0.1", 0)
+    port = silent.sockets[0].getsockname()[1]
+    client = ApnsClient(replace(ApnsConfig.from_settings(push_settings), host="127.0.0.1", port=port))
+    try:
+        yield client
+    finally:
+        await client.aclose()
+        for writer in accepted:
+            writer.close()
+        silent.close()
+        await silent.wait_closed()
+
+
 _MARKED = """SELECT count(*) FROM effect_log WHERE fixture_id = $1
     AND outcome ? 'sending' AND (outcome->>'sending_at')::float8 > extract(epoch FROM now()) - 60"""
 
@@ -168,12 +191,11 @@ async def test_an_alert_whose_worker_is_killed_while_it_waits_out_a_429_is_sent_
     # The held wait after a 429: long enough to be killed in, short enough to keep the claim.
     policy = SendPolicy(throttle_backoff=1.5, longest_held_wait=2.0)
     sender = Sender(apns_client, policy, AdaptiveLimit(10), asyncio.Event(), kind="alert")
-    bodies = variants(build(GOAL, FixtureNames(seed.HOME, seed.AWAY, "Premier League"), seed.FIXTURE_ID))
     waiting = [
         asyncio.create_task(
             sender.deliver(
                 target.token,
-                bodies,
+                GOAL_BODIES,
                 priority=10,
                 expiration=GOAL.timestamp + 900,
                 resend_if_unknown=False,
@@ -215,7 +237,7 @@ async def test_a_resumed_attempt_whose_claims_were_taken_over_sends_nothing(
 
 
 async def test_a_look_whose_request_waits_for_its_connection_takes_its_mark_off_once_it_lapses(
-    push_settings: Settings, engine: AsyncEngine, db: asyncpg.Connection
+    unanswering_apns: ApnsClient, engine: AsyncEngine, db: asyncpg.Connection
 ) -> None:
     """The soak of 2026-12-06 (seed 21): 342 goal alerts were marked as being sent 4.7 s before
     their worker was SIGKILLed, and none had left: a request waiting after its look (here for a
@@ -225,21 +247,16 @@ async def test_a_look_whose_request_waits_for_its_connection_takes_its_mark_off_
     connection attempt timed out (10 s)."""
     await seed.fixture(db)
     (running,) = await seed.running_activities(db, 1)
-    accepted: list[asyncio.StreamWriter] = []
-    silent = await asyncio.start_server(lambda _, writer: accepted.append(writer), "127.0.0.1", 0)
-    port = silent.sockets[0].getsockname()[1]
-    client = ApnsClient(replace(ApnsConfig.from_settings(push_settings), host="127.0.0.1", port=port))
     store = PushStore(engine, GOAL, "sandbox")
     batch = await store.load(store.first_cursor, limit=100)
     (target,) = (await store.claim(batch.targets, [], KILLED, state={"version": 3})).mine
     last_look = LastLook(partial(store.mark_sending, KILLED), partial(store.unmark_sending, KILLED))
     stopping = asyncio.Event()
-    sender = Sender(client, SendPolicy(look_kept=0.5), AdaptiveLimit(10), stopping, kind="alert")
-    bodies = variants(build(GOAL, FixtureNames(seed.HOME, seed.AWAY, "Premier League"), seed.FIXTURE_ID))
+    sender = Sender(unanswering_apns, SendPolicy(look_kept=0.5), AdaptiveLimit(10), stopping, kind="alert")
     delivering = asyncio.create_task(
         sender.deliver(
             target.token,
-            bodies,
+            GOAL_BODIES,
             priority=10,
             expiration=GOAL.timestamp + 900,
             resend_if_unknown=False,
@@ -268,57 +285,40 @@ async def test_a_look_whose_request_waits_for_its_connection_takes_its_mark_off_
         stopping.set()
         delivering.cancel()
         await asyncio.gather(delivering, return_exceptions=True)
-        await client.aclose()
-        for writer in accepted:
-            writer.close()
-        silent.close()
-        await silent.wait_closed()
 
 
 async def test_a_delivery_cancelled_before_its_request_is_released_and_one_on_its_way_stays_in_doubt(
-    push_settings: Settings, apns_client: ApnsClient, sim: PushSim
+    unanswering_apns: ApnsClient, apns_client: ApnsClient, sim: PushSim
 ) -> None:
     """The soak of 2026-12-06 (seed 23): a goal's fan-out, stopped after its worker's 16 s pause,
     gave up waiting for 60 deliveries that were waiting for a connection through a GOAWAY burst;
     cancelled, they were written `in_doubt` and the goal never reached those phones. A delivery
     cancelled before its request's last check said yes is `released` (before the fix: cancelled,
     in doubt); one cancelled with its request on its way stays cancelled (in doubt)."""
-    accepted: list[asyncio.StreamWriter] = []
-    silent = await asyncio.start_server(lambda _, writer: accepted.append(writer), "127.0.0.1", 0)
-    port = silent.sockets[0].getsockname()[1]
-    unreachable = ApnsClient(replace(ApnsConfig.from_settings(push_settings), host="127.0.0.1", port=port))
-    bodies = variants(build(GOAL, FixtureNames(seed.HOME, seed.AWAY, "Premier League"), seed.FIXTURE_ID))
 
     def delivering(client: ApnsClient) -> asyncio.Task[Delivery]:
         sender = Sender(client, SendPolicy(), AdaptiveLimit(10), asyncio.Event(), kind="alert")
         return asyncio.create_task(
             sender.deliver(
                 seed.apns_token(),
-                bodies,
+                GOAL_BODIES,
                 priority=10,
                 expiration=GOAL.timestamp + 900,
                 resend_if_unknown=False,
             )
         )
 
-    try:
-        waiting = delivering(unreachable)
-        await sim.fault(latency_ms=3000, count=1)
-        on_its_way = delivering(apns_client)
-        await asyncio.sleep(0.5)
-        assert not waiting.done() and not on_its_way.done()
-        waiting.cancel()
-        on_its_way.cancel()
-        await asyncio.wait({waiting, on_its_way})
+    waiting = delivering(unanswering_apns)
+    await sim.fault(latency_ms=3000, count=1)
+    on_its_way = delivering(apns_client)
+    await asyncio.sleep(0.5)
+    assert not waiting.done() and not on_its_way.done()
+    waiting.cancel()
+    on_its_way.cancel()
+    await asyncio.wait({waiting, on_its_way})
 
-        assert not waiting.cancelled() and waiting.result().outcome == "released"
-        assert on_its_way.cancelled()
-    finally:
-        await unreachable.aclose()
-        for writer in accepted:
-            writer.close()
-        silent.close()
-        await silent.wait_closed()
+    assert not waiting.cancelled() and waiting.result().outcome == "released"
+    assert on_its_way.cancelled()
 
 
 async def test_a_last_look_that_cannot_reach_postgres_answers_none() -> None:
