@@ -5,7 +5,9 @@ The gate is the ledger of one push (`fixture_id`, `event_key`, `effect`), one ro
 
     claimed (by one attempt) ──► sent | dead | rejected        (settled after the answer)
         │                  ├───► stale                         (a newer push claimed it before the request)
-        │                  └───► row deleted                   (released: a later attempt sends it)
+        │                  ├───► row deleted                   (released: a later attempt sends it)
+        │                  └───► claimed by `released`         (a quiet claim released: a later
+        │                                                        attempt sends it, quietly too)
         ├── the claiming attempt died, not marked `sending` ──► claimed by the next attempt
         │     (never marked, or unmarked after an answer that did not deliver)
         ├── marked by an attempt that may still be alive ──► left to it for CLAIMANT_GRACE_S
@@ -80,6 +82,9 @@ doubt at once, and the resumed worker, which had sent none of them, could only r
 the retry had finished: a goal never reached 111 phones. The next attempt now waits that long for
 the claimant's own word (sent, released, unmarked) before it calls the claim in doubt. A SIGKILLed
 claimant costs that push this wait (the retry itself starts a heartbeat timeout, 30 s, after)."""
+RELEASED_BY = "released"
+"""The claimant of a quiet claim its attempt released (`PushStore._release`): no attempt, so the
+next one of the end takes it over, quietly."""
 SENDING_FENCE_MARGIN_S = 1.0
 """How much longer than a look is kept (`SendPolicy.look_kept`) the activity's mark of the push that
 look let go (`live_activity.sending_at`) holds a newer push's look back (`Standing.BEHIND`): a
@@ -458,7 +463,7 @@ class PushStore:
             return
 
         async def write(conn: AsyncConnection, retry: bool) -> None:
-            if not (retry and await self._settled(conn, results[0])):
+            if not (retry and await self._settled(conn, results[0], claimant)):
                 await self._write_settlement(conn, results, claimant, trace_id)
 
         await self._through_outages(write)
@@ -483,17 +488,18 @@ class PushStore:
             await asyncio.sleep(delay)
             delay = min(delay * 2, OUTAGE_RETRY_S[1])
 
-    async def _settled(self, conn: AsyncConnection, probe: tuple[Target, Delivery]) -> bool:
+    async def _settled(self, conn: AsyncConnection, probe: tuple[Target, Delivery], claimant: str) -> bool:
         """Whether a settlement holding `probe` was committed already (its claim is gone: released,
-        or replaced by the outcome)."""
-        state = await conn.scalar(
+        released quietly by `claimant`, or replaced by the outcome)."""
+        unsettled = await conn.scalar(
             text(
-                """SELECT outcome->>'state' FROM effect_log WHERE fixture_id = :fixture_id
+                """SELECT outcome->>'state' = 'claimed' AND outcome->>'released_by' IS DISTINCT FROM :claimant
+                FROM effect_log WHERE fixture_id = :fixture_id
                 AND event_key = :event_key AND effect = :effect AND target = :target"""
             ),
-            {**self._gate, "target": probe[0].key},
+            {**self._gate, "target": probe[0].key, "claimant": claimant},
         )
-        return bool(state != "claimed")
+        return not unsettled
 
     async def _write_settlement(
         self,
@@ -507,22 +513,43 @@ class PushStore:
         if kept:
             await self._set_outcomes(conn, [t.key for t, _ in kept], [_outcome(d) for _, d in kept], claimant)
         if released:
-            await conn.execute(
-                text(
-                    """DELETE FROM effect_log WHERE fixture_id = :fixture_id AND event_key = :event_key
-                    AND effect = :effect AND target = ANY(CAST(:targets AS text[]))
-                    AND outcome->>'state' = 'claimed' AND outcome->>'by' = :claimant"""
-                ),
-                {**self._gate, "targets": released, "claimant": claimant},
-            )
+            await self._release(conn, released, claimant)
         await self._record_attempts(conn, results, trace_id)
         await self._apply(conn, results)
+
+    async def _release(self, conn: AsyncConnection, keys: list[str], claimant: str) -> None:
+        """`claimant`'s claims among `keys` go to the next attempt: deleted, except a `quiet` one
+        (an end whose earlier request may have reached the phone with its alert), which is kept
+        as claimed by `RELEASED_BY` so the next attempt takes it over quietly too. Deleted, its
+        next claim was a fresh one and the end went with its alert again: a second banner."""
+        params = {**self._gate, "targets": keys, "claimant": claimant}
+        await conn.execute(
+            text(
+                """UPDATE effect_log SET outcome = jsonb_build_object(
+                        'state', 'claimed', 'by', CAST(:nobody AS text), 'released_by', CAST(:claimant AS text),
+                        'quiet', true)
+                WHERE fixture_id = :fixture_id AND event_key = :event_key
+                  AND effect = :effect AND target = ANY(CAST(:targets AS text[]))
+                  AND outcome->>'state' = 'claimed' AND outcome->>'by' = :claimant
+                  AND outcome @> '{"quiet": true}'"""
+            ),
+            {**params, "nobody": RELEASED_BY},
+        )
+        await conn.execute(
+            text(
+                """DELETE FROM effect_log WHERE fixture_id = :fixture_id AND event_key = :event_key
+                AND effect = :effect AND target = ANY(CAST(:targets AS text[]))
+                AND outcome->>'state' = 'claimed' AND outcome->>'by' = :claimant"""
+            ),
+            params,
+        )
 
     async def close_remaining(self) -> None:
         """After an `end`'s walk: every activity of the fixture still pending or active, up to the
         push's generation (a newer one, started meanwhile for a new follower, stays), is over,
         except one this push could still reach and has not tried (a running activity with a live
-        token of this push's environment and no `effect_log` row): the next walk sends it the end.
+        token of this push's environment and no `effect_log` row, or one released quietly): the
+        next walk sends it the end.
 
         Row locks order this against a token report (`report_activity_token`): a report that
         commits first makes its activity reachable; one that comes after finds it ended."""
@@ -540,9 +567,10 @@ class PushStore:
                                       WHERE d.id = la.device_id AND d.environment = :environment)
                           AND NOT EXISTS (SELECT 1 FROM effect_log e
                                           WHERE e.fixture_id = :fixture_id AND e.event_key = :event_key
-                                            AND e.effect = :effect AND e.target = la.id::text))"""
+                                            AND e.effect = :effect AND e.target = la.id::text
+                                            AND e.outcome->>'by' IS DISTINCT FROM :nobody))"""
                 ),
-                {**self._scope, **self._gate},
+                {**self._scope, **self._gate, "nobody": RELEASED_BY},
             )
 
         await self._through_outages(close)

@@ -156,6 +156,43 @@ async def test_an_end_taken_over_quietly_stays_quiet_when_that_attempt_is_killed
     assert (result.sent, result.in_doubt) == (DEVICES, 0)
 
 
+async def test_an_end_taken_over_quietly_and_released_stays_quiet(
+    temporal_client: Client,
+    task_queue: str,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    fanout_config: FanoutConfig,
+    sim: PushSim,
+    db: asyncpg.Connection,
+) -> None:
+    """The attempt that took the ends over quietly releases them (its last look failed, or it was
+    stopped before their requests) and closes the match's activities. Releasing deleted the claims
+    with their quiet flag, so the next attempt claimed them afresh and sent the ends whose first
+    request may have reached the phone with their alert again: a second result banner. Released
+    quiet claims are now kept for the next attempt to take over quietly, and left running by the
+    close."""
+    await seed.fixture(db)
+    running = await seed.running_activities(db, DEVICES)
+    store = PushStore(engine, RESULT, "sandbox")
+    batch = await store.load(store.first_cursor, limit=100)
+    claimed = (await store.claim(batch.targets, [], KILLED, state={"version": 9})).mine
+    begun = {target.live_activity_id for target in claimed[:BEGUN]}
+    assert await store.mark_sending(KILLED, sorted(begun)) == Marks(marked=begun)
+    impatient = PushStore(engine, RESULT, "sandbox", claimant_grace=0.0)
+    releasing = "releasing-run/1#1"
+    taken = await impatient.claim(batch.targets, [], releasing, state={"version": 9})
+    assert {t.key for t in taken.mine if t.live_activity_id in begun} == taken.quiet
+    stopped = [(target, Delivery("released", (), reason="stopping")) for target in taken.mine]
+    await impatient.settle(stopped, releasing, trace_id=None)
+    await impatient.close_remaining()
+
+    async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
+        result = await run_push(temporal_client, task_queue, RESULT)
+
+    await _one_end_each_alerted_unless_begun(sim, running, begun)
+    assert (result.sent, result.in_doubt) == (DEVICES, 0)
+
+
 async def _one_end_each_alerted_unless_begun(
     sim: PushSim, running: list[seed.RunningActivity], begun: set[int]
 ) -> None:
