@@ -519,22 +519,25 @@ class PushStore:
 
     async def _release(self, conn: AsyncConnection, keys: list[str], claimant: str) -> None:
         """`claimant`'s claims among `keys` go to the next attempt: deleted, except a `quiet` one
-        (an end whose earlier request may have reached the phone with its alert), which is kept
-        as claimed by `RELEASED_BY` so the next attempt takes it over quietly too. Deleted, its
-        next claim was a fresh one and the end went with its alert again: a second banner."""
+        of an end with its alert (`PushInput.resent_quietly`; its earlier request may have reached
+        the phone with the alert), which is kept as claimed by `RELEASED_BY` so the next attempt
+        takes it over quietly too. Deleted, its next claim was a fresh one and the end went with
+        its alert again: a second banner. A repeatable push's claim is deleted whether or not it
+        is quiet: it goes again as it is, and kept, a stale one would stay counted in doubt."""
         params = {**self._gate, "targets": keys, "claimant": claimant}
-        await conn.execute(
-            text(
-                """UPDATE effect_log SET outcome = jsonb_build_object(
-                        'state', 'claimed', 'by', CAST(:nobody AS text), 'released_by', CAST(:claimant AS text),
-                        'quiet', true)
-                WHERE fixture_id = :fixture_id AND event_key = :event_key
-                  AND effect = :effect AND target = ANY(CAST(:targets AS text[]))
-                  AND outcome->>'state' = 'claimed' AND outcome->>'by' = :claimant
-                  AND outcome @> '{"quiet": true}'"""
-            ),
-            {**params, "nobody": RELEASED_BY},
-        )
+        if self._push.resent_quietly:
+            await conn.execute(
+                text(
+                    """UPDATE effect_log SET outcome = jsonb_build_object(
+                            'state', 'claimed', 'by', CAST(:nobody AS text), 'released_by', CAST(:claimant AS text),
+                            'quiet', true)
+                    WHERE fixture_id = :fixture_id AND event_key = :event_key
+                      AND effect = :effect AND target = ANY(CAST(:targets AS text[]))
+                      AND outcome->>'state' = 'claimed' AND outcome->>'by' = :claimant
+                      AND outcome @> '{"quiet": true}'"""
+                ),
+                {**params, "nobody": RELEASED_BY},
+            )
         await conn.execute(
             text(
                 """DELETE FROM effect_log WHERE fixture_id = :fixture_id AND event_key = :event_key

@@ -193,6 +193,30 @@ async def test_an_end_taken_over_quietly_and_released_stays_quiet(
     assert (result.sent, result.in_doubt) == (DEVICES, 0)
 
 
+async def test_a_released_update_taken_over_from_a_killed_attempt_is_not_kept(
+    engine: AsyncEngine, db: asyncpg.Connection
+) -> None:
+    """Only an end with its alert keeps a released quiet claim. An update taken over from a marked
+    claim is quiet too (it goes as it is anyway); kept when released, a walk that then found it
+    stale would write it in doubt, and a push never walked again would count it in doubt for good."""
+    await seed.fixture(db)
+    await seed.running_activities(db, DEVICES)
+    update = push(version=4)
+    store = PushStore(engine, update, "sandbox")
+    batch = await store.load(store.first_cursor, limit=100)
+    claimed = (await store.claim(batch.targets, [], KILLED, state={"version": 4})).mine
+    begun = {target.live_activity_id for target in claimed[:BEGUN]}
+    assert await store.mark_sending(KILLED, sorted(begun)) == Marks(marked=begun)
+    releasing = "releasing-run/1#1"
+    taken = await store.claim(batch.targets, [], releasing, state={"version": 4})
+    assert len(taken.mine) == DEVICES
+    stopped = [(target, Delivery("released", (), reason="stopping")) for target in taken.mine]
+    await store.settle(stopped, releasing, trace_id=None)
+
+    assert await db.fetchval("SELECT count(*) FROM effect_log WHERE fixture_id = $1", seed.FIXTURE_ID) == 0
+    assert (await store.totals(deferred=0)).in_doubt == 0
+
+
 async def _one_end_each_alerted_unless_begun(
     sim: PushSim, running: list[seed.RunningActivity], begun: set[int]
 ) -> None:
