@@ -82,6 +82,9 @@ doubt at once, and the resumed worker, which had sent none of them, could only r
 the retry had finished: a goal never reached 111 phones. The next attempt now waits that long for
 the claimant's own word (sent, released, unmarked) before it calls the claim in doubt. A SIGKILLed
 claimant costs that push this wait (the retry itself starts a heartbeat timeout, 30 s, after)."""
+UNMARK_SLOW_S = 0.5
+"""An unmark (`PushStore.unmark_sending`) slower than this is logged: until it commits, a SIGKILL
+leaves its claims in doubt."""
 RELEASED_BY = "released"
 """The claimant of a quiet claim its attempt released (`PushStore._release`): no attempt, so the
 next one of the end takes it over, quietly."""
@@ -390,7 +393,18 @@ class PushStore:
         activities: APNs answered and did not deliver, so until the next look nothing is on its
         way, the next attempt may send them (`activities.push.last_look`) and a newer push need
         not wait. Out of reach, the marks stay: the claims in doubt, the activities' until they
-        lapse."""
+        lapse.
+
+        The claims' marks are committed first, on their own: only this push's attempts touch its
+        claims, while an activity's row can be locked by another push's claim, look or settlement,
+        and in one transaction the claims waited for those locks. A SIGKILL before the unmark
+        commits leaves the claims in doubt, never sent though APNs answered 500 (the 30-minute
+        soak's seed 24: 25 goal alerts, their worker killed 1.6 s after the answer; its logs do
+        not show where that time went, so an unmark slower than `UNMARK_SLOW_S` is logged with
+        its two parts). The activities' marks, if their write is cut off, lapse
+        (`SENDING_FENCE_MARGIN_S`)."""
+        began = time.monotonic()
+        claims_s = None
         try:
             async with self._engine.begin() as conn:
                 await conn.execute(
@@ -407,10 +421,22 @@ class PushStore:
                         "claimant": claimant,
                     },
                 )
+            claims_s = time.monotonic() - began
+            async with self._engine.begin() as conn:
                 await self._nothing_on_its_way(conn, claimant, live_activity_ids)
         except (OSError, SQLAlchemyError) as error:
             if not is_outage(error):
                 log.error("push.unmark_failed", fixture_id=self._push.fixture_id, error=repr(error))
+        took = time.monotonic() - began
+        if took > UNMARK_SLOW_S:
+            log.warning(
+                "push.unmark_slow",
+                fixture_id=self._push.fixture_id,
+                event_key=self._push.event_key,
+                activities=len(live_activity_ids),
+                claims_s=None if claims_s is None else round(claims_s, 3),
+                seconds=round(took, 3),
+            )
 
     async def lift_marks(self, claimant: str, live_activity_ids: list[int]) -> None:
         """After a settlement: nothing of `claimant`'s is on its way to these activities any more,

@@ -30,6 +30,7 @@ from activities.push.payloads import FixtureNames, build, variants
 from activities.push.store import PushStore
 from domain.moments import KeyMoment
 from scoreline.db.engine import create_engine
+from scoreline.db.urls import asyncpg_dsn
 from scoreline.settings import Settings
 from tests.push import seed
 from tests.push.simulator import PushSim
@@ -215,6 +216,49 @@ async def test_a_released_update_taken_over_from_a_killed_attempt_is_not_kept(
 
     assert await db.fetchval("SELECT count(*) FROM effect_log WHERE fixture_id = $1", seed.FIXTURE_ID) == 0
     assert (await store.totals(deferred=0)).in_doubt == 0
+
+
+async def test_an_unmark_after_an_answer_that_did_not_deliver_does_not_wait_for_the_activity_lock(
+    engine: AsyncEngine, db: asyncpg.Connection, database_url: str
+) -> None:
+    """The 30-minute soak's seed 24: 25 goal alerts APNs answered 500 stayed marked as being sent,
+    their worker SIGKILLed 1.6 s after the answer; the retry left them in doubt and the goal never
+    reached those phones. The claims' unmark shared its transaction with the activities' and so
+    waited for any lock on the activities' rows (another push's claim, look or settlement). The
+    claims' marks now come off first, on their own; before the fix this claim stayed marked for as
+    long as the row was locked."""
+    await seed.fixture(db)
+    (running,) = await seed.running_activities(db, 1)
+    store = PushStore(engine, GOAL, "sandbox")
+    batch = await store.load(store.first_cursor, limit=100)
+    (claimed,) = (await store.claim(batch.targets, [], KILLED, state={"version": 3})).mine
+    assert await store.mark_sending(KILLED, [claimed.live_activity_id]) == Marks(
+        marked={claimed.live_activity_id}
+    )
+    locker = await asyncpg.connect(asyncpg_dsn(database_url))
+    try:
+        locking = locker.transaction()
+        await locking.start()
+        await locker.execute("SELECT 1 FROM live_activity WHERE id = $1 FOR UPDATE", running.live_activity_id)
+        with capture_logs() as logs:
+            unmarking = asyncio.create_task(store.unmark_sending(KILLED, [claimed.live_activity_id]))
+
+            async def claim_unmarked() -> bool:
+                return await db.fetchval(_MARKED, seed.FIXTURE_ID) == 0
+
+            await eventually(claim_unmarked, within=3.0)
+            assert not unmarking.done(), "the activity's own mark waits for its row"
+            await asyncio.sleep(0.6)
+            await locking.rollback()
+            await asyncio.wait_for(unmarking, timeout=10.0)
+    finally:
+        await locker.close()
+    (slow,) = [entry for entry in logs if entry["event"] == "push.unmark_slow"]
+    assert slow["seconds"] - slow["claims_s"] > 0.5, "the slow part (the activities' mark) is named"
+    activity_marked = await db.fetchval(
+        "SELECT sending_at IS NOT NULL FROM live_activity WHERE id = $1", running.live_activity_id
+    )
+    assert activity_marked is False
 
 
 async def _one_end_each_alerted_unless_begun(
