@@ -22,14 +22,25 @@ def is_outage(error: BaseException) -> bool:
     return False
 
 
+def is_lock_timeout(error: BaseException) -> bool:
+    """A statement gave up waiting for a row lock (`lock_timeout`): nothing of its transaction
+    was written."""
+    return _caused_by(error, asyncpg.exceptions.LockNotAvailableError)
+
+
 def is_deadlock(error: BaseException) -> bool:
     """Postgres broke a lock cycle by aborting this transaction: nothing of it was written, and
     the same transaction tried again normally goes through (the other one has finished)."""
+    return _caused_by(error, asyncpg.exceptions.DeadlockDetectedError)
+
+
+def _caused_by(error: BaseException, kind: type[BaseException]) -> bool:
+    """Whether a driver error raised through SQLAlchemy came from Postgres's error `kind`."""
     if not isinstance(error, DBAPIError):
         return False
     cause: BaseException | None = error.orig
     while cause is not None:
-        if isinstance(cause, asyncpg.exceptions.DeadlockDetectedError):
+        if isinstance(cause, kind):
             return True
         cause = cause.__cause__
     return False

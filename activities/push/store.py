@@ -32,6 +32,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal, TypeVar
 
 from sqlalchemy import text
@@ -44,7 +45,7 @@ from activities.push.pacing import LastSent
 from activities.push.payloads import FixtureNames
 from domain.pushes import PushInput, PushResult
 from scoreline.logging import get_logger
-from scoreline.outages import is_deadlock, is_outage
+from scoreline.outages import is_deadlock, is_lock_timeout, is_outage
 
 log = get_logger(__name__)
 _T = TypeVar("_T")
@@ -85,6 +86,9 @@ claimant costs that push this wait (the retry itself starts a heartbeat timeout,
 UNMARK_SLOW_S = 0.5
 """An unmark (`PushStore.unmark_sending`) slower than this is logged: until it commits, a SIGKILL
 leaves its claims in doubt."""
+UNMARK_LOCK_WAIT = "200ms"
+"""How long an unmark waits for a locked activity row (Postgres `lock_timeout`) before it leaves
+the activity's mark to lapse."""
 RELEASED_BY = "released"
 """The claimant of a quiet claim its attempt released (`PushStore._release`): no attempt, so the
 next one of the end takes it over, quietly."""
@@ -401,19 +405,25 @@ class PushStore:
         commits leaves the claims in doubt, never sent though APNs answered 500 (the 30-minute
         soak's seed 24: 25 goal alerts, their worker killed 1.6 s after the answer; its logs do
         not show where that time went, so an unmark slower than `UNMARK_SLOW_S` is logged with
-        its two parts). The activities' marks, if their write is cut off, lapse
-        (`SENDING_FENCE_MARGIN_S`)."""
+        its two parts). The activities' marks wait at most `UNMARK_LOCK_WAIT` for a locked row,
+        as the next unmarks of the fan-out queue behind this one (`last_look._Shared`); one left
+        on lapses (`SENDING_FENCE_MARGIN_S`). Only a mark made before the claims' unmark is taken
+        off: once a claim is unmarked, another attempt may take it over and mark the activity
+        for its own request, which a write that waited for the row would otherwise wipe."""
         began = time.monotonic()
         claims_s = None
         try:
             async with self._engine.begin() as conn:
-                await conn.execute(
+                unmarked_at = await conn.scalar(
                     text(
-                        """UPDATE effect_log e SET outcome = e.outcome - 'sending' - 'sending_at'
-                        WHERE e.fixture_id = :fixture_id AND e.event_key = :event_key
-                          AND e.effect = :effect AND e.target = ANY(CAST(:targets AS text[]))
-                          AND e.outcome->>'state' = 'claimed' AND e.outcome->>'by' = :claimant
-                          AND e.outcome ? 'sending'"""
+                        """WITH unmarked AS (
+                            UPDATE effect_log e SET outcome = e.outcome - 'sending' - 'sending_at'
+                            WHERE e.fixture_id = :fixture_id AND e.event_key = :event_key
+                              AND e.effect = :effect AND e.target = ANY(CAST(:targets AS text[]))
+                              AND e.outcome->>'state' = 'claimed' AND e.outcome->>'by' = :claimant
+                              AND e.outcome ? 'sending'
+                            RETURNING 1)
+                        SELECT clock_timestamp() FROM (SELECT count(*) FROM unmarked) AS done"""
                     ),
                     {
                         **self._gate,
@@ -423,9 +433,14 @@ class PushStore:
                 )
             claims_s = time.monotonic() - began
             async with self._engine.begin() as conn:
-                await self._nothing_on_its_way(conn, claimant, live_activity_ids)
+                await conn.execute(
+                    text("SELECT set_config('lock_timeout', :wait, true)"), {"wait": UNMARK_LOCK_WAIT}
+                )
+                await self._nothing_on_its_way(conn, claimant, live_activity_ids, marked_before=unmarked_at)
         except (OSError, SQLAlchemyError) as error:
-            if not is_outage(error):
+            if not (
+                is_outage(error) or (claims_s is not None and (is_deadlock(error) or is_lock_timeout(error)))
+            ):
                 log.error("push.unmark_failed", fixture_id=self._push.fixture_id, error=repr(error))
         took = time.monotonic() - began
         if took > UNMARK_SLOW_S:
@@ -451,16 +466,22 @@ class PushStore:
                 log.error("push.lift_marks_failed", fixture_id=self._push.fixture_id, error=repr(error))
 
     async def _nothing_on_its_way(
-        self, conn: AsyncConnection, claimant: str, live_activity_ids: list[int]
+        self,
+        conn: AsyncConnection,
+        claimant: str,
+        live_activity_ids: list[int],
+        marked_before: datetime | None = None,
     ) -> None:
         """Take this push's mark off these activities (`mark_sending`): `claimant`'s requests to
         them were answered, or never left; a newer push's look lets it go at once. Not where
         another attempt of the push holds the claim and marked it as being sent: its request may
-        be on its way."""
+        be on its way; nor, given `marked_before`, a mark made since (checked again on the row
+        after a lock wait, where the claim's check is not)."""
         await conn.execute(
             text(
                 """UPDATE live_activity la SET sending_timestamp = NULL, sending_at = NULL
                 WHERE la.id = ANY(CAST(:ids AS bigint[])) AND la.sending_timestamp = :timestamp
+                  AND (CAST(:marked_before AS timestamptz) IS NULL OR la.sending_at < :marked_before)
                   AND NOT EXISTS (
                       SELECT 1 FROM effect_log e
                       WHERE e.fixture_id = :fixture_id AND e.event_key = :event_key
@@ -468,7 +489,13 @@ class PushStore:
                         AND e.outcome->>'state' = 'claimed' AND e.outcome->>'by' <> :claimant
                         AND e.outcome ? 'sending')"""
             ),
-            {**self._gate, "ids": live_activity_ids, "timestamp": self._push.timestamp, "claimant": claimant},
+            {
+                **self._gate,
+                "ids": live_activity_ids,
+                "timestamp": self._push.timestamp,
+                "claimant": claimant,
+                "marked_before": marked_before,
+            },
         )
 
     async def settle(
