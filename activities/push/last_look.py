@@ -112,8 +112,8 @@ class LastLook:
         return Standing.UNKNOWN if marks is None else marks.standing(live_activity_id)
 
     async def unmark(self, live_activity_id: int) -> None:
-        """Back from a statement sent after this call (it gives up quietly if Postgres is out of
-        reach: the claim then stays in doubt, as before it)."""
+        """Back from a statement sent after this call (it waits a Postgres outage out, at most
+        `store.OUTAGE_PATIENCE_S`; then the claim stays marked, in doubt at a SIGKILL)."""
         await self._unmarks.ask(live_activity_id)
 
 

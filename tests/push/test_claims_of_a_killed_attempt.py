@@ -31,6 +31,7 @@ from activities.push.store import PushStore, Target
 from domain.moments import KeyMoment
 from scoreline.db.engine import create_engine
 from scoreline.db.urls import asyncpg_dsn
+from scoreline.devstack.tcp_proxy import CuttableProxy
 from scoreline.settings import Settings
 from tests.push import seed
 from tests.push.simulator import PushSim
@@ -295,6 +296,36 @@ async def test_an_unmark_waiting_for_the_activity_leaves_a_mark_made_since_by_an
         "SELECT sending_at IS NOT NULL FROM live_activity WHERE id = $1", running.live_activity_id
     )
     assert activity_marked is True, "the next attempt's request is on its way"
+
+
+async def test_an_unmark_while_postgres_is_out_of_reach_lands_once_it_is_back(
+    engine: AsyncEngine, db: asyncpg.Connection, database_url: str
+) -> None:
+    """The 30-minute soak's seed 25: a goal's look lapsed, its requests never sent, during a 4 s
+    Postgres restart; its unmark was tried once and failed, and the worker, SIGKILLed 1.7 s after
+    Postgres came back, left 152 alerts in doubt that never reached their phones. The claims'
+    unmark now waits the outage out (the connection cut here by a proxy) and lands soon after;
+    before the fix it gave up at once and the claim stayed marked."""
+    await seed.fixture(db)
+    await seed.running_activities(db, 1)
+    _, claimed = await _marked_goal(engine, db)
+    proxy = CuttableProxy.to_database(database_url)
+    await proxy.start()
+    cut_off = create_engine(proxy.database_url(database_url), pool_size=2, pre_ping=False)
+    try:
+        await proxy.cut()
+        unmarking = asyncio.create_task(
+            PushStore(cut_off, GOAL, "sandbox").unmark_sending(KILLED, [claimed.live_activity_id])
+        )
+        await asyncio.sleep(1.5)
+        assert not unmarking.done(), "the unmark waits for Postgres"
+        await proxy.restore()
+        async with asyncio.timeout(10):
+            await unmarking
+    finally:
+        await cut_off.dispose()
+        await proxy.cut()
+    assert await db.fetchval(_MARKED, seed.FIXTURE_ID) == 0
 
 
 async def _marked_goal(engine: AsyncEngine, db: asyncpg.Connection) -> tuple[PushStore, Target]:
