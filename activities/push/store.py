@@ -57,14 +57,19 @@ FIRST_ACTIVITY = "0"
 """Cursor before every live activity id (`update` and `end` walk activities by id)."""
 OUTAGE_PATIENCE_S = 30.0
 """How long a statement of the fan-out keeps being tried while Postgres is out of reach (a restart
-takes seconds, a cut as long as the cut) before the attempt fails. Reads wait too; only the last
-look, its unmark and the early death write try once (a push whose look fails is released, never
-sent blind; the batch's settlement writes the rest again). An attempt that failed on its first
+takes seconds, a cut as long as the cut) before the attempt fails. Reads wait too, and the
+claims' unmark; only the last look, the activities' unmark and the early death write try once (a
+push whose look fails is released, never sent blind; the batch's settlement writes the rest
+again). An attempt that failed on its first
 read was retried after Temporal's backoff, which grows to 30 s (the soak of 2026-12-05, seed 18:
 a walk over a match's new followers failed on a cut, then on a restart, waited 30 s after each,
 and ended after the final whistle)."""
-OUTAGE_RETRY_S = (0.2, 5.0)
-"""First and longest wait between two tries of one."""
+OUTAGE_RETRY_S = (0.1, 1.0)
+"""First and longest wait between two tries of one. Short: until a claim's unmark or a batch's
+settlement lands, a SIGKILL leaves its claims in doubt. The 30-minute soak's seed 25 restarted
+Postgres for 4 s and SIGKILLed the worker 1.7 s after it came back: a goal's unmark, tried once
+then, left 153 alerts never sent in doubt, and starts whose settlement waited up to 5 s between
+tries were in doubt too, sent again to 51 phones whose token reports the outages held up."""
 START_DOUBT_GRACE_S = 60.0
 """A push-to-start in doubt whose activity has reported no token this long after its request
 went out (the last look's `sending_at`; its claim can be much older: the soak's seed 17 sent a
@@ -86,12 +91,6 @@ claimant costs that push this wait (the retry itself starts a heartbeat timeout,
 UNMARK_SLOW_S = 0.5
 """An unmark (`PushStore.unmark_sending`) slower than this is logged: until it commits, a SIGKILL
 leaves its claims in doubt."""
-UNMARK_RETRY_S = (0.1, 0.5)
-"""First and longest wait between two tries of an unmark of claims while Postgres is out of reach
-(`OUTAGE_RETRY_S` grows to 5 s): until it lands, a SIGKILL leaves the claims in doubt. The
-30-minute soak's seed 25: a goal's look lapsed during a 4 s Postgres restart, its unmark tried
-once, and the worker, SIGKILLed 1.7 s after Postgres came back, left 152 alerts never sent in
-doubt."""
 UNMARK_LOCK_WAIT = "200ms"
 """How long an unmark waits for a locked activity row (Postgres `lock_timeout`) before it leaves
 the activity's mark to lapse."""
@@ -402,9 +401,8 @@ class PushStore:
         """Take `mark_sending`'s marks off `claimant`'s claims on these activities, and off the
         activities: APNs answered and did not deliver, so until the next look nothing is on its
         way, the next attempt may send them (`activities.push.last_look`) and a newer push need
-        not wait. The claims' unmark waits a Postgres outage out, tried again often
-        (`UNMARK_RETRY_S`, at most `OUTAGE_PATIENCE_S`): a claim left marked is in doubt at a
-        SIGKILL.
+        not wait. The claims' unmark waits a Postgres outage out (`_through_outages`): a claim
+        left marked is in doubt at a SIGKILL.
 
         The claims' marks are committed first, on their own: only this push's attempts touch its
         claims, while an activity's row can be locked by another push's claim, look or settlement,
@@ -438,7 +436,7 @@ class PushStore:
             return unmarked_at
 
         try:
-            unmarked_at = await self._through_outages(unmark_claims, UNMARK_RETRY_S)
+            unmarked_at = await self._through_outages(unmark_claims)
             claims_s = time.monotonic() - began
             async with self._engine.begin() as conn:
                 await conn.execute(
@@ -530,18 +528,13 @@ class PushStore:
         await self._through_outages(write)
         await self.lift_marks(claimant, [target.live_activity_id for target, _ in results])
 
-    async def _through_outages(
-        self,
-        transaction: Callable[[AsyncConnection, bool], Awaitable[_T]],
-        waits: tuple[float, float] = OUTAGE_RETRY_S,
-    ) -> _T:
+    async def _through_outages(self, transaction: Callable[[AsyncConnection, bool], Awaitable[_T]]) -> _T:
         """`transaction(conn, retry)` in one transaction, tried again while Postgres is out of reach
-        (at most `OUTAGE_PATIENCE_S`, first `waits[0]` apart, doubling up to `waits[1]`) or after
-        Postgres aborted it to break a deadlock (a claim, a look and a settlement of two pushes
-        lock some of the same activities); `retry` says an earlier try's commit may have gone
-        through."""
+        (at most `OUTAGE_PATIENCE_S`) or after Postgres aborted it to break a deadlock (a claim,
+        a look and a settlement of two pushes lock some of the same activities); `retry` says an
+        earlier try's commit may have gone through."""
         deadline = time.monotonic() + OUTAGE_PATIENCE_S
-        delay = waits[0]
+        delay = OUTAGE_RETRY_S[0]
         retry = False
         while True:
             try:
@@ -552,7 +545,7 @@ class PushStore:
                     raise
             retry = True
             await asyncio.sleep(delay)
-            delay = min(delay * 2, waits[1])
+            delay = min(delay * 2, OUTAGE_RETRY_S[1])
 
     async def _settled(self, conn: AsyncConnection, probe: tuple[Target, Delivery], claimant: str) -> bool:
         """Whether a settlement holding `probe` was committed already (its claim is gone: released,
