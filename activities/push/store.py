@@ -60,10 +60,9 @@ OUTAGE_PATIENCE_S = 30.0
 takes seconds, a cut as long as the cut) before the attempt fails. Reads wait too, and the
 claims' unmark; only the last look, the activities' unmark and the early death write try once (a
 push whose look fails is released, never sent blind; the batch's settlement writes the rest
-again). An attempt that failed on its first
-read was retried after Temporal's backoff, which grows to 30 s (the soak of 2026-12-05, seed 18:
-a walk over a match's new followers failed on a cut, then on a restart, waited 30 s after each,
-and ended after the final whistle)."""
+again). An attempt that failed on its first read was retried after Temporal's backoff, which
+grows to 30 s (the soak of 2026-12-05, seed 18: a walk over a match's new followers failed on a
+cut, then on a restart, waited 30 s after each, and ended after the final whistle)."""
 OUTAGE_RETRY_S = (0.1, 1.0)
 """First and longest wait between two tries of one. Short: until a claim's unmark or a batch's
 settlement lands, a SIGKILL leaves its claims in doubt. The 30-minute soak's seed 25 restarted
