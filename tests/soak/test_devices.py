@@ -418,6 +418,24 @@ def test_a_dead_token_sent_to_again_is_a_violation() -> None:
     assert judge([deleted], records[:5]) == []
 
 
+def test_a_death_answered_just_after_its_worker_was_killed_is_learnt_again_once() -> None:
+    """The 30-minute soak's seed 25: worker-2 was SIGKILLed and APNs journalled a 410 to one of its
+    requests about a second later (written before the kill, answered to no one); the fan-out's
+    next attempt sent the update to the token again and learnt the death from it. Only a kill
+    after the answer excused the push; one just before it now does too."""
+    records: list[Push | Unregister] = [
+        start(1, T0 + 1),
+        update(2, T0 + 10, 2),
+        Unregister(2, T0 + 11, ACTIVITY),
+        update(3, T0 + 20, 3, status=410, reason="Unregistered"),
+        update(4, T0 + 50, 3, status=410, reason="Unregistered"),
+    ]
+    deleted = phone(deleted_at=T0 + 11)
+    killed = MatchFacts(kicked_off=frozenset({FIXTURE}), worker_kills=(T0 + 19.0,))
+
+    assert judge([deleted], records, killed) == []
+
+
 def test_a_death_whose_worker_was_killed_before_writing_it_is_learnt_again_once() -> None:
     """The 30-minute soak of 2026-12-06 (seed 21): a 410 came to a worker SIGKILLed 0.6 s later,
     before Postgres or the other workers heard of it, and the next push to the token 35 s later
@@ -440,6 +458,8 @@ def test_a_death_whose_worker_was_killed_before_writing_it_is_learnt_again_once(
     assert ledger.figures()["deaths_lost_at_kill"] == 1
     too_late = judge([deleted], records, dataclasses.replace(killed, worker_kills=(T0 + 21.1,)))
     assert too_late == [f"{AFTER_DEAD}: 1 pushes after APNs answered 410 Unregistered at seq 3"]
+    too_early = judge([deleted], records, dataclasses.replace(killed, worker_kills=(T0 + 17.9,)))
+    assert too_early == too_late
     again = [*records, update(5, T0 + 70, 5, status=410, reason="Unregistered")]
     details = judge([deleted], again, killed)
     assert len(details) == 1 and details[0].startswith(f"{AFTER_DEAD}: 1 pushes after APNs answered 410")
