@@ -10,6 +10,7 @@ being sent first (`PushStore.mark_sending`): an unmarked claim never reached APN
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -232,22 +233,12 @@ async def test_an_unmark_after_an_answer_that_did_not_deliver_does_not_wait_for_
     await seed.fixture(db)
     (running,) = await seed.running_activities(db, 1)
     store, claimed = await _marked_goal(engine, db)
-    locker = await asyncpg.connect(asyncpg_dsn(database_url))
-    try:
-        async with locker.transaction():
-            await locker.execute(
-                "SELECT 1 FROM live_activity WHERE id = $1 FOR UPDATE", running.live_activity_id
-            )
-            with capture_logs() as logs:
-                await asyncio.wait_for(store.unmark_sending(KILLED, [claimed.live_activity_id]), timeout=5.0)
-            assert await db.fetchval(_MARKED, seed.FIXTURE_ID) == 0, "the claim is unmarked"
-    finally:
-        await locker.close()
+    async with _row_locked(database_url, running.live_activity_id):
+        with capture_logs() as logs:
+            await asyncio.wait_for(store.unmark_sending(KILLED, [claimed.live_activity_id]), timeout=5.0)
+        assert await db.fetchval(_MARKED, seed.FIXTURE_ID) == 0, "the claim is unmarked"
     assert not [entry for entry in logs if entry["log_level"] == "error"]
-    activity_marked = await db.fetchval(
-        "SELECT sending_at IS NOT NULL FROM live_activity WHERE id = $1", running.live_activity_id
-    )
-    assert activity_marked is True, "left to lapse"
+    assert await _activity_marked(db, running.live_activity_id) is True, "left to lapse"
 
 
 async def test_an_unmark_waiting_for_the_activity_leaves_a_mark_made_since_by_another_attempt(
@@ -261,41 +252,33 @@ async def test_an_unmark_waiting_for_the_activity_leaves_a_mark_made_since_by_an
     await seed.fixture(db)
     (running,) = await seed.running_activities(db, 1)
     store, claimed = await _marked_goal(engine, db)
-    locker = await asyncpg.connect(asyncpg_dsn(database_url))
-    try:
-        async with locker.transaction():
-            await locker.execute(
-                "SELECT 1 FROM live_activity WHERE id = $1 FOR UPDATE", running.live_activity_id
-            )
-            unmarking = asyncio.create_task(store.unmark_sending(KILLED, [claimed.live_activity_id]))
+    async with _row_locked(database_url, running.live_activity_id) as locker:
+        unmarking = asyncio.create_task(store.unmark_sending(KILLED, [claimed.live_activity_id]))
 
-            async def unmark_waits_for_the_row() -> bool:
-                return bool(
-                    await db.fetchval(
-                        """SELECT count(*) FROM pg_stat_activity
-                        WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE live_activity%'"""
-                    )
+        async def unmark_waits_for_the_row() -> bool:
+            return bool(
+                await db.fetchval(
+                    """SELECT count(*) FROM pg_stat_activity
+                    WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE live_activity%'"""
                 )
+            )
 
-            await eventually(unmark_waits_for_the_row, within=3.0, every=0.005)
-            await locker.execute(
-                """UPDATE effect_log SET outcome = jsonb_build_object('state', 'claimed', 'by', 'next-run/1#1',
-                    'sending', true, 'sending_at', extract(epoch FROM clock_timestamp()))
-                WHERE fixture_id = $1 AND target = $2""",
-                seed.FIXTURE_ID,
-                str(claimed.live_activity_id),
-            )
-            await locker.execute(
-                "UPDATE live_activity SET sending_at = clock_timestamp() WHERE id = $1",
-                running.live_activity_id,
-            )
-        await asyncio.wait_for(unmarking, timeout=5.0)
-    finally:
-        await locker.close()
-    activity_marked = await db.fetchval(
-        "SELECT sending_at IS NOT NULL FROM live_activity WHERE id = $1", running.live_activity_id
+        await eventually(unmark_waits_for_the_row, within=3.0, every=0.005)
+        await locker.execute(
+            """UPDATE effect_log SET outcome = jsonb_build_object('state', 'claimed', 'by', 'next-run/1#1',
+                'sending', true, 'sending_at', extract(epoch FROM clock_timestamp()))
+            WHERE fixture_id = $1 AND target = $2""",
+            seed.FIXTURE_ID,
+            str(claimed.live_activity_id),
+        )
+        await locker.execute(
+            "UPDATE live_activity SET sending_at = clock_timestamp() WHERE id = $1",
+            running.live_activity_id,
+        )
+    await asyncio.wait_for(unmarking, timeout=5.0)
+    assert await _activity_marked(db, running.live_activity_id) is True, (
+        "the next attempt's request is on its way"
     )
-    assert activity_marked is True, "the next attempt's request is on its way"
 
 
 async def test_an_unmark_while_postgres_is_out_of_reach_lands_once_it_is_back(
@@ -326,6 +309,26 @@ async def test_an_unmark_while_postgres_is_out_of_reach_lands_once_it_is_back(
         await cut_off.dispose()
         await proxy.cut()
     assert await db.fetchval(_MARKED, seed.FIXTURE_ID) == 0
+
+
+@contextlib.asynccontextmanager
+async def _row_locked(database_url: str, live_activity_id: int) -> AsyncIterator[asyncpg.Connection]:
+    """A transaction of its own holding the activity's row lock, as another push's claim, look or
+    settlement does; committed when the block ends."""
+    locker = await asyncpg.connect(asyncpg_dsn(database_url))
+    try:
+        async with locker.transaction():
+            await locker.execute("SELECT 1 FROM live_activity WHERE id = $1 FOR UPDATE", live_activity_id)
+            yield locker
+    finally:
+        await locker.close()
+
+
+async def _activity_marked(db: asyncpg.Connection, live_activity_id: int) -> bool:
+    """Whether the activity carries a push's mark (`live_activity.sending_at`)."""
+    return bool(
+        await db.fetchval("SELECT sending_at IS NOT NULL FROM live_activity WHERE id = $1", live_activity_id)
+    )
 
 
 async def _marked_goal(engine: AsyncEngine, db: asyncpg.Connection) -> tuple[PushStore, Target]:
