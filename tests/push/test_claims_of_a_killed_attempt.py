@@ -32,9 +32,9 @@ from activities.push.store import PushStore, Target
 from domain.moments import KeyMoment
 from scoreline.db.engine import create_engine
 from scoreline.db.urls import asyncpg_dsn
-from scoreline.devstack.tcp_proxy import CuttableProxy
 from scoreline.settings import Settings
 from tests.push import seed
+from tests.push.outage import cut_off_engine
 from tests.push.simulator import PushSim
 from tests.push.test_fanout import push
 from tests.push.workflow import push_worker, run_push
@@ -292,10 +292,7 @@ async def test_an_unmark_while_postgres_is_out_of_reach_lands_once_it_is_back(
     await seed.fixture(db)
     await seed.running_activities(db, 1)
     _, claimed = await _marked_goal(engine, db)
-    proxy = CuttableProxy.to_database(database_url)
-    await proxy.start()
-    cut_off = create_engine(proxy.database_url(database_url), pool_size=2, pre_ping=False)
-    try:
+    async with cut_off_engine(database_url) as (proxy, cut_off):
         await proxy.cut()
         unmarking = asyncio.create_task(
             PushStore(cut_off, GOAL, "sandbox").unmark_sending(KILLED, [claimed.live_activity_id])
@@ -305,9 +302,6 @@ async def test_an_unmark_while_postgres_is_out_of_reach_lands_once_it_is_back(
         await proxy.restore()
         async with asyncio.timeout(10):
             await unmarking
-    finally:
-        await cut_off.dispose()
-        await proxy.cut()
     assert await db.fetchval(_MARKED, seed.FIXTURE_ID) == 0
 
 

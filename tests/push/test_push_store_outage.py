@@ -12,10 +12,9 @@ from activities.push.delivery import Delivery
 from activities.push.fanout import FanoutConfig
 from activities.push.store import Batch, PushStore
 from domain.pushes import LiveState, PushInput
-from scoreline.db.engine import create_engine
 from scoreline.db.urls import asyncpg_dsn
-from scoreline.devstack.tcp_proxy import CuttableProxy
 from tests.push import seed
+from tests.push.outage import cut_off_engine
 from tests.support.waiting import eventually
 
 GOAL = PushInput(
@@ -51,10 +50,7 @@ async def test_outcomes_written_while_postgres_is_out_of_reach_are_kept_until_it
     claimed = (await store.claim(batch.targets, [], "attempt-1", {"version": 30})).mine
     assert len(claimed) == 3
 
-    proxy = CuttableProxy.to_database(database_url)
-    await proxy.start()
-    cut_off = create_engine(proxy.database_url(database_url), pool_size=2, pre_ping=False)
-    try:
+    async with cut_off_engine(database_url) as (proxy, cut_off):
         writer = PushStore(cut_off, END, fanout_config.environment)
         await proxy.cut()
         settling = asyncio.create_task(
@@ -67,9 +63,6 @@ async def test_outcomes_written_while_postgres_is_out_of_reach_are_kept_until_it
         await proxy.restore()
         async with asyncio.timeout(20):
             await settling
-    finally:
-        await cut_off.dispose()
-        await proxy.cut()
 
     states = await db.fetch("SELECT outcome->>'state' AS state FROM effect_log")
     assert [r["state"] for r in states] == ["sent"] * 3
@@ -89,10 +82,7 @@ async def test_a_settlement_lands_within_a_second_of_postgres_coming_back(
     batch = await store.load(store.first_cursor, 10)
     claimed = (await store.claim(batch.targets, [], "attempt-1", {"version": 30})).mine
 
-    proxy = CuttableProxy.to_database(database_url)
-    await proxy.start()
-    cut_off = create_engine(proxy.database_url(database_url), pool_size=2, pre_ping=False)
-    try:
+    async with cut_off_engine(database_url) as (proxy, cut_off):
         writer = PushStore(cut_off, END, fanout_config.environment)
         await proxy.cut()
         settling = asyncio.create_task(
@@ -105,9 +95,6 @@ async def test_a_settlement_lands_within_a_second_of_postgres_coming_back(
         await proxy.restore()
         async with asyncio.timeout(2.5):
             await settling
-    finally:
-        await cut_off.dispose()
-        await proxy.cut()
     assert await db.fetchval("SELECT outcome->>'state' FROM effect_log") == "sent"
 
 
@@ -120,10 +107,7 @@ async def test_claims_made_while_postgres_is_out_of_reach_are_made_once_it_is_ba
     Postgres out, and claims the attempt already holds (its lost commit) count as its own."""
     await seed.fixture(db)
     await seed.running_activities(db, 3)
-    proxy = CuttableProxy.to_database(database_url)
-    await proxy.start()
-    cut_off = create_engine(proxy.database_url(database_url), pool_size=2, pre_ping=False)
-    try:
+    async with cut_off_engine(database_url) as (proxy, cut_off):
         store = PushStore(cut_off, GOAL, fanout_config.environment)
         batch = await store.load(store.first_cursor, 10)
         await proxy.cut()
@@ -137,9 +121,6 @@ async def test_claims_made_while_postgres_is_out_of_reach_are_made_once_it_is_ba
         # Its requests begin (the last look marks them); then it dies.
         await store.mark_sending("attempt-1", [target.live_activity_id for target in claimed])
         other = (await store.claim(batch.targets, [], "attempt-2", {"version": 13})).mine
-    finally:
-        await cut_off.dispose()
-        await proxy.cut()
 
     assert len(claimed) == 3
     assert again == claimed, "a try whose answer was lost finds its claims its own"
@@ -169,20 +150,20 @@ async def test_every_read_of_a_fanout_waits_postgres_out_too(
     await seed.fixture(db)
     await seed.followers(db, 2)
     await seed.running_activities(db, 3)
-    proxy = CuttableProxy.to_database(database_url)
-    await proxy.start()
-    cut_off = create_engine(proxy.database_url(database_url), pool_size=2, pre_ping=False)
-    starts, ends = PushStore(cut_off, KICKOFF, fanout_config.environment), PushStore(cut_off, END, "sandbox")
-    reads = {
-        "names": lambda: starts.fixture_names(),
-        "followers": lambda: starts.load(starts.first_cursor, 10),
-        "activities": lambda: ends.load(ends.first_cursor, 10),
-        "totals": lambda: ends.totals(0),
-        "followers waiting": lambda: starts.clear_followers_waiting(),
-        "close": lambda: ends.close_remaining(),
-    }
-    results: dict[str, object] = {}
-    try:
+    async with cut_off_engine(database_url) as (proxy, cut_off):
+        starts, ends = (
+            PushStore(cut_off, KICKOFF, fanout_config.environment),
+            PushStore(cut_off, END, "sandbox"),
+        )
+        reads = {
+            "names": lambda: starts.fixture_names(),
+            "followers": lambda: starts.load(starts.first_cursor, 10),
+            "activities": lambda: ends.load(ends.first_cursor, 10),
+            "totals": lambda: ends.totals(0),
+            "followers waiting": lambda: starts.clear_followers_waiting(),
+            "close": lambda: ends.close_remaining(),
+        }
+        results: dict[str, object] = {}
         for name, read in reads.items():
             await proxy.cut()
             reading = asyncio.ensure_future(read())
@@ -191,9 +172,6 @@ async def test_every_read_of_a_fanout_waits_postgres_out_too(
             await proxy.restore()
             async with asyncio.timeout(20):
                 results[name] = await reading
-    finally:
-        await cut_off.dispose()
-        await proxy.cut()
 
     assert results["names"] is not None
     batches = [results[name] for name in ("followers", "activities")]
