@@ -354,7 +354,7 @@ class PushStore:
                                    ) AS mine
                             FROM live_activity la WHERE la.id = ANY(CAST(:ids AS bigint[]))
                         ), let_go AS (
-                            UPDATE live_activity la SET sending_timestamp = :timestamp, sending_at = now()
+                            UPDATE live_activity la SET sending_timestamp = :timestamp, sending_at = clock_timestamp()
                             WHERE la.id = ANY(ARRAY(SELECT id FROM asked WHERE live AND mine))
                               AND (la.last_timestamp IS NULL OR la.last_timestamp <= :timestamp)
                               AND (la.sending_timestamp IS NULL OR la.sending_timestamp >= :timestamp
@@ -458,14 +458,18 @@ class PushStore:
                 seconds=round(took, 3),
             )
 
-    async def lift_marks(self, claimant: str, live_activity_ids: list[int]) -> None:
-        """After a settlement: nothing of `claimant`'s is on its way to these activities any more,
-        so a newer push's look need not wait for their marks (`mark_sending`) to lapse. Tried
-        once, in a transaction of its own (a settlement locks activities in another order than
-        the claims and looks beside it): a mark left on lapses within seconds."""
+    async def lift_marks(self, claimant: str, live_activity_ids: list[int], settled_at: datetime) -> None:
+        """After a settlement written at `settled_at` (before its commit): nothing of `claimant`'s
+        is on its way to these activities any more, so a newer push's look need not wait for
+        their marks (`mark_sending`) to lapse. Tried once, in a transaction of its own (a
+        settlement locks activities in another order than the claims and looks beside it): a mark
+        left on lapses within seconds. A claim the settlement released may be taken over and its
+        activity marked again by the next attempt while this write waits for the row: only marks
+        made before `settled_at` come off. A settlement found committed by its retry lifts
+        nothing: when it committed is not known."""
         try:
             async with self._engine.begin() as conn:
-                await self._nothing_on_its_way(conn, claimant, live_activity_ids)
+                await self._nothing_on_its_way(conn, claimant, live_activity_ids, marked_before=settled_at)
         except (OSError, SQLAlchemyError) as error:
             if not (is_outage(error) or is_deadlock(error)):
                 log.error("push.lift_marks_failed", fixture_id=self._push.fixture_id, error=repr(error))
@@ -475,18 +479,20 @@ class PushStore:
         conn: AsyncConnection,
         claimant: str,
         live_activity_ids: list[int],
-        marked_before: datetime | None = None,
+        marked_before: datetime,
     ) -> None:
         """Take this push's mark off these activities (`mark_sending`): `claimant`'s requests to
         them were answered, or never left; a newer push's look lets it go at once. Not where
         another attempt of the push holds the claim and marked it as being sent: its request may
-        be on its way; nor, given `marked_before`, a mark made since (checked again on the row
-        after a lock wait, where the claim's check is not)."""
+        be on its way; nor a mark made at or after `marked_before` (checked again on the row
+        after a lock wait, where the claim's check is not; a mark's `sending_at` is the clock
+        time of its statement, so one made after a commit is always later than a time taken
+        before it)."""
         await conn.execute(
             text(
                 """UPDATE live_activity la SET sending_timestamp = NULL, sending_at = NULL
                 WHERE la.id = ANY(CAST(:ids AS bigint[])) AND la.sending_timestamp = :timestamp
-                  AND (CAST(:marked_before AS timestamptz) IS NULL OR la.sending_at < :marked_before)
+                  AND la.sending_at < :marked_before
                   AND NOT EXISTS (
                       SELECT 1 FROM effect_log e
                       WHERE e.fixture_id = :fixture_id AND e.event_key = :event_key
@@ -520,12 +526,16 @@ class PushStore:
         if not results:
             return
 
-        async def write(conn: AsyncConnection, retry: bool) -> None:
-            if not (retry and await self._settled(conn, results[0], claimant)):
-                await self._write_settlement(conn, results, claimant, trace_id)
+        async def write(conn: AsyncConnection, retry: bool) -> datetime | None:
+            if retry and await self._settled(conn, results[0], claimant):
+                return None
+            await self._write_settlement(conn, results, claimant, trace_id)
+            settled_at: datetime = await conn.scalar(text("SELECT clock_timestamp()"))
+            return settled_at
 
-        await self._through_outages(write)
-        await self.lift_marks(claimant, [target.live_activity_id for target, _ in results])
+        settled_at = await self._through_outages(write)
+        if settled_at is not None:
+            await self.lift_marks(claimant, [target.live_activity_id for target, _ in results], settled_at)
 
     async def _through_outages(self, transaction: Callable[[AsyncConnection, bool], Awaitable[_T]]) -> _T:
         """`transaction(conn, retry)` in one transaction, tried again while Postgres is out of reach

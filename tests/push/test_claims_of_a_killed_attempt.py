@@ -254,28 +254,33 @@ async def test_an_unmark_waiting_for_the_activity_leaves_a_mark_made_since_by_an
     store, claimed = await _marked_goal(engine, db)
     async with _row_locked(database_url, running.live_activity_id) as locker:
         unmarking = asyncio.create_task(store.unmark_sending(KILLED, [claimed.live_activity_id]))
-
-        async def unmark_waits_for_the_row() -> bool:
-            return bool(
-                await db.fetchval(
-                    """SELECT count(*) FROM pg_stat_activity
-                    WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE live_activity%'"""
-                )
-            )
-
-        await eventually(unmark_waits_for_the_row, within=3.0, every=0.005)
-        await locker.execute(
-            """UPDATE effect_log SET outcome = jsonb_build_object('state', 'claimed', 'by', 'next-run/1#1',
-                'sending', true, 'sending_at', extract(epoch FROM clock_timestamp()))
-            WHERE fixture_id = $1 AND target = $2""",
-            seed.FIXTURE_ID,
-            str(claimed.live_activity_id),
-        )
-        await locker.execute(
-            "UPDATE live_activity SET sending_at = clock_timestamp() WHERE id = $1",
-            running.live_activity_id,
-        )
+        await eventually(partial(_waits_for_the_row, db), within=3.0, every=0.005)
+        await _taken_over_and_marked(locker, claimed.live_activity_id)
     await asyncio.wait_for(unmarking, timeout=5.0)
+    assert await _activity_marked(db, running.live_activity_id) is True, (
+        "the next attempt's request is on its way"
+    )
+
+
+async def test_a_settlement_waiting_for_the_activity_leaves_a_mark_made_since_by_another_attempt(
+    engine: AsyncEngine, db: asyncpg.Connection, database_url: str
+) -> None:
+    """A review of the unmark's fix (f61ec49): the settlement's lifting of the activity's marks
+    had the same hole. A claim the settlement released is taken over by the next attempt, which
+    marks the activity for its own request, while the lift waits for the activity's row; the
+    lift's check of the claims sees them as they were when it began, so it took the new mark
+    off and a newer push could overtake that request. Only marks made before the settlement
+    now come off."""
+    await seed.fixture(db)
+    (running,) = await seed.running_activities(db, 1)
+    store, claimed = await _marked_goal(engine, db)
+    async with _row_locked(database_url, running.live_activity_id) as locker:
+        settling = asyncio.create_task(
+            store.settle([(claimed, Delivery(outcome="released", attempts=()))], KILLED, trace_id=None)
+        )
+        await eventually(partial(_waits_for_the_row, db), within=3.0, every=0.005)
+        await _taken_over_and_marked(locker, claimed.live_activity_id)
+    await asyncio.wait_for(settling, timeout=5.0)
     assert await _activity_marked(db, running.live_activity_id) is True, (
         "the next attempt's request is on its way"
     )
@@ -316,6 +321,35 @@ async def _row_locked(database_url: str, live_activity_id: int) -> AsyncIterator
             yield locker
     finally:
         await locker.close()
+
+
+async def _waits_for_the_row(db: asyncpg.Connection) -> bool:
+    """Whether a write of an activity's marks is waiting for a row lock."""
+    return bool(
+        await db.fetchval(
+            """SELECT count(*) FROM pg_stat_activity
+            WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE live_activity%'"""
+        )
+    )
+
+
+async def _taken_over_and_marked(locker: asyncpg.Connection, live_activity_id: int) -> None:
+    """In the lock holder's transaction: the next attempt takes the claim over (or claims it
+    afresh, a released one being deleted) and marks it and its activity as being sent, as its
+    last look does."""
+    await locker.execute(
+        """INSERT INTO effect_log (fixture_id, event_key, effect, target, outcome)
+        VALUES ($1, $2, $3, $4, jsonb_build_object('state', 'claimed', 'by', 'next-run/1#1',
+            'sending', true, 'sending_at', extract(epoch FROM clock_timestamp())))
+        ON CONFLICT (fixture_id, event_key, effect, target) DO UPDATE SET outcome = excluded.outcome""",
+        seed.FIXTURE_ID,
+        GOAL.event_key,
+        GOAL.effect,
+        str(live_activity_id),
+    )
+    await locker.execute(
+        "UPDATE live_activity SET sending_at = clock_timestamp() WHERE id = $1", live_activity_id
+    )
 
 
 async def _activity_marked(db: asyncpg.Connection, live_activity_id: int) -> bool:
