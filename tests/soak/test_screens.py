@@ -157,6 +157,17 @@ def test_a_score_that_disagrees_with_the_match_value_is_named() -> None:
     assert violation.detail == "version 5 showed live, its match value half_time"
 
 
+def test_a_status_at_version_0_is_not_held_to_one_state() -> None:
+    """The 30-minute soak's seed 25 named a screen whose `status` showed `live_first_half` at
+    version 0 while its match value at version 0 said `live_second_half`: before its first
+    ingest a match's state is the fixture list's, which the fixture sync moves on without a
+    version. Version 0 is not one state, so it is not cross-checked; later versions are."""
+    messages = [_latest(0, 0, "live_first_half"), _latest(0, 1, "live")]
+    values = {(81, 0): "live_second_half", (81, 1): "half_time"}
+    [violation] = check_latest("ws-0", "status", messages, values)
+    assert violation.detail == "version 1 showed live, its match value half_time"
+
+
 def test_sse_lines_become_events_and_comments_are_skipped() -> None:
     parser = SseEvents()
     lines = [": keep-alive", "", "event: value", "id: 7", 'data: {"a":', "data: 1}", ""]
