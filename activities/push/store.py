@@ -409,16 +409,18 @@ class PushStore:
         commits leaves the claims in doubt, never sent though APNs answered 500 (the 30-minute
         soak's seed 24: 25 goal alerts, their worker killed 1.6 s after the answer; its logs do
         not show where that time went, so an unmark slower than `UNMARK_SLOW_S` is logged with
-        its two parts). The activities' marks wait at most `UNMARK_LOCK_WAIT` for a locked row,
+        its two parts, and how long its claims' last try waited for its connection). The activities' marks wait at most `UNMARK_LOCK_WAIT` for a locked row,
         as the next unmarks of the fan-out queue behind this one (`last_look._Shared`); one left
         on lapses (`SENDING_FENCE_MARGIN_S`). Only a mark made before the claims' unmark is taken
         off: once a claim is unmarked, another attempt may take it over and mark the activity
         for its own request, which a write that waited for the row would otherwise wipe."""
         began = time.monotonic()
         claims_s = None
+        tries: list[float] = []  # when each try held its connection (pool checkout and BEGIN done)
         targets = [str(live_activity_id) for live_activity_id in live_activity_ids]
 
         async def unmark_claims(conn: AsyncConnection, _: bool) -> datetime:
+            tries.append(time.monotonic())
             unmarked_at: datetime = await conn.scalar(
                 text(
                     """WITH unmarked AS (
@@ -455,6 +457,8 @@ class PushStore:
                 event_key=self._push.event_key,
                 activities=len(live_activity_ids),
                 claims_s=None if claims_s is None else round(claims_s, 3),
+                tries=len(tries),
+                connected_s=round(tries[-1] - began, 3) if tries else None,
                 seconds=round(took, 3),
             )
 

@@ -262,6 +262,30 @@ async def test_an_unmark_waiting_for_the_activity_leaves_a_mark_made_since_by_an
     )
 
 
+async def test_a_slow_unmark_says_how_long_it_waited_for_a_connection(
+    db: asyncpg.Connection, database_url: str
+) -> None:
+    """The 30-minute soak's seed 25 logged 333 unmarks slower than half a second, their claims'
+    part up to 18.5 s, and could not say whether the time went to the pool or to Postgres: the
+    slow unmark's line now says when its claims' last try held its connection."""
+    await seed.fixture(db)
+    await seed.running_activities(db, 1)
+    small = create_engine(database_url, pool_size=1)
+    try:
+        store, claimed = await _marked_goal(small, db)
+        with capture_logs() as logs:
+            async with small.connect(), small.connect():  # the pool (one, and one more) is taken
+                unmarking = asyncio.create_task(store.unmark_sending(KILLED, [claimed.live_activity_id]))
+                await asyncio.sleep(0.8)
+            await asyncio.wait_for(unmarking, timeout=5.0)
+    finally:
+        await small.dispose()
+    (slow,) = [entry for entry in logs if entry["event"] == "push.unmark_slow"]
+    assert slow["tries"] == 1
+    assert slow["connected_s"] >= 0.7
+    assert slow["claims_s"] >= slow["connected_s"]
+
+
 async def test_a_settlement_waiting_for_the_activity_leaves_a_mark_made_since_by_another_attempt(
     engine: AsyncEngine, db: asyncpg.Connection, database_url: str
 ) -> None:
