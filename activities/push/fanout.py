@@ -214,8 +214,10 @@ class _Fanout:
         try:
             await self._walk(bodies, state)
             if self.push.kind == "end":
-                await self._close(bodies, state)
+                await self._walk_late_reports(bodies, state)
             await self._await_claimants(bodies, state)
+            if self.push.kind == "end":
+                await self.store.close_remaining(claimed_too=True)
         except asyncio.CancelledError:
             self.log.warning(
                 "push.fanout_stopped", cursor=self.cursor, seconds=round(time.monotonic() - started, 3)
@@ -267,19 +269,21 @@ class _Fanout:
             await self._unwind(upcoming, [sending for _, sending in in_flight], writing)
             raise
 
-    async def _close(self, bodies: tuple[bytes, ...], state: dict[str, object]) -> None:
-        """After an `end`'s walk: nothing of the fixture is left running.
+    async def _walk_late_reports(self, bodies: tuple[bytes, ...], state: dict[str, object]) -> None:
+        """After an `end`'s walk, before the claims it awaits are settled: close, and walk again.
 
         A phone can report its activity's update token while the walk runs, past the batch that
         would have held it (the soak found those activities marked ended, never sent the end). So
         the walk closes what it reached and what has no token yet (whose late report is refused),
         then walks again: only activities that became reachable meanwhile are left, and after that
-        first close none can become so.
+        first close none can become so. An activity whose end another attempt still holds claimed
+        stays running until the claims are awaited (`_await_claimants`), and only then is the rest
+        closed: closed before, an end that attempt then released, or this one left awaited at a
+        SIGKILL, was never walked again and stayed on the phone.
         """
-        await self.store.close_remaining()
+        await self.store.close_remaining(claimed_too=False)
         self.cursor = self.store.first_cursor
         await self._walk(bodies, state)
-        await self.store.close_remaining()
 
     async def _await_claimants(self, bodies: tuple[bytes, ...], state: dict[str, object]) -> None:
         """Claims another attempt marked as being sent when this one came to them: claimed again

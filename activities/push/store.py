@@ -619,12 +619,13 @@ class PushStore:
             params,
         )
 
-    async def close_remaining(self) -> None:
+    async def close_remaining(self, *, claimed_too: bool) -> None:
         """After an `end`'s walk: every activity of the fixture still pending or active, up to the
         push's generation (a newer one, started meanwhile for a new follower, stays), is over,
         except one this push could still reach and has not tried (a running activity with a live
         token of this push's environment and no `effect_log` row, or one released quietly): the
-        next walk sends it the end.
+        next walk sends it the end. Unless `claimed_too`, a reachable one whose end is still
+        claimed (another attempt's request may be on its way, or it may release it) stays too.
 
         Row locks order this against a token report (`report_activity_token`): a report that
         commits first makes its activity reachable; one that comes after finds it ended."""
@@ -643,9 +644,10 @@ class PushStore:
                           AND NOT EXISTS (SELECT 1 FROM effect_log e
                                           WHERE e.fixture_id = :fixture_id AND e.event_key = :event_key
                                             AND e.effect = :effect AND e.target = la.id::text
-                                            AND e.outcome->>'by' IS DISTINCT FROM :nobody))"""
+                                            AND e.outcome->>'by' IS DISTINCT FROM :nobody
+                                            AND (:claimed_too OR e.outcome->>'state' <> 'claimed')))"""
                 ),
-                {**self._scope, **self._gate, "nobody": RELEASED_BY},
+                {**self._scope, **self._gate, "nobody": RELEASED_BY, "claimed_too": claimed_too},
             )
 
         await self._through_outages(close)

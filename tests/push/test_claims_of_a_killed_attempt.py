@@ -187,7 +187,7 @@ async def test_an_end_taken_over_quietly_and_released_stays_quiet(
     assert {t.key for t in taken.mine if t.live_activity_id in begun} == taken.quiet
     stopped = [(target, Delivery("released", (), reason="stopping")) for target in taken.mine]
     await impatient.settle(stopped, releasing, trace_id=None)
-    await impatient.close_remaining()
+    await impatient.close_remaining(claimed_too=True)
 
     async with push_worker(temporal_client, task_queue, engine, apns_client, fanout_config):
         result = await run_push(temporal_client, task_queue, RESULT)

@@ -32,7 +32,7 @@ from activities.push.store import PushStore, Target
 from tests.push import seed
 from tests.push.conftest import FAST_POLICY
 from tests.push.simulator import PushSim
-from tests.push.test_claims_of_a_killed_attempt import GOAL
+from tests.push.test_claims_of_a_killed_attempt import GOAL, RESULT
 from tests.push.test_fanout import push
 from tests.push.workflow import PushOnceWorkflow, push_worker
 from tests.support.waiting import eventually
@@ -144,6 +144,49 @@ async def test_a_claimant_silent_past_the_grace_leaves_its_marked_claims_in_doub
 
 def _target(live_activity_id: int, device: int) -> Target:
     return Target(live_activity_id, uuid.UUID(int=device), "token", LastSent(), read_at=0.0)
+
+
+async def test_an_end_awaited_when_its_attempt_stops_is_walked_by_the_next(
+    temporal_client: Client,
+    task_queue: str,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    fanout_config: FanoutConfig,
+    sim: PushSim,
+    db: asyncpg.Connection,
+) -> None:
+    """An end's attempt closed the match's activities before it waited for the ends a paused
+    attempt held marked. Stopped while it waited (its worker shut down here; a SIGKILL does the
+    same), it left those activities ended, and once the paused attempt released its ends the
+    next attempt's walk no longer found them: the result stayed on five phones. An activity
+    whose end is still claimed now stays running until the claims are awaited."""
+    await seed.fixture(db)
+    running = await seed.running_activities(db, DEVICES + 1)
+    store = PushStore(engine, RESULT, "sandbox")
+    batch = await store.load(store.first_cursor, limit=100)
+    claimed = (await store.claim(batch.targets[1:], [], PAUSED, state={"version": 9})).mine
+    ids = {target.live_activity_id for target in claimed}
+    assert await store.mark_sending(PAUSED, sorted(ids)) == Marks(marked=ids)
+
+    workflow_id = f"push-{uuid.uuid4()}"
+    config = replace(fanout_config, claimant_grace=30.0)
+    async with push_worker(temporal_client, task_queue, engine, apns_client, config):
+        ending = asyncio.create_task(
+            temporal_client.execute_workflow(
+                PushOnceWorkflow.run, RESULT, id=workflow_id, task_queue=task_queue
+            )
+        )
+        await eventually(
+            lambda: _waiting_before(temporal_client, workflow_id, str(min(ids) - 1)), within=20, every=0.2
+        )
+    released = [(target, Delivery("released", (), reason="stopping")) for target in claimed]
+    await store.settle(released, PAUSED, trace_id=None)
+    async with push_worker(temporal_client, task_queue, engine, apns_client, config):
+        result = await asyncio.wait_for(ending, timeout=30)
+
+    ends = Counter(p["token"] for p in await sim.pushes() if p["status"] == 200)
+    assert ends == {activity.push_token: 1 for activity in running}
+    assert (result.sent, result.in_doubt) == (DEVICES + 1, 0)
 
 
 def test_the_resume_point_never_passes_an_awaited_claim(engine: AsyncEngine) -> None:
