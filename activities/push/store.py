@@ -32,7 +32,6 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Literal, TypeVar
 
 from sqlalchemy import text
@@ -354,7 +353,7 @@ class PushStore:
                                    ) AS mine
                             FROM live_activity la WHERE la.id = ANY(CAST(:ids AS bigint[]))
                         ), let_go AS (
-                            UPDATE live_activity la SET sending_timestamp = :timestamp, sending_at = clock_timestamp()
+                            UPDATE live_activity la SET sending_timestamp = :timestamp, sending_at = now()
                             WHERE la.id = ANY(ARRAY(SELECT id FROM asked WHERE live AND mine))
                               AND (la.last_timestamp IS NULL OR la.last_timestamp <= :timestamp)
                               AND (la.sending_timestamp IS NULL OR la.sending_timestamp >= :timestamp
@@ -409,41 +408,36 @@ class PushStore:
         commits leaves the claims in doubt, never sent though APNs answered 500 (the 30-minute
         soak's seed 24: 25 goal alerts, their worker killed 1.6 s after the answer; its logs do
         not show where that time went, so an unmark slower than `UNMARK_SLOW_S` is logged with
-        its two parts, and how long its claims' last try waited for its connection). The activities' marks wait at most `UNMARK_LOCK_WAIT` for a locked row,
-        as the next unmarks of the fan-out queue behind this one (`last_look._Shared`); one left
-        on lapses (`SENDING_FENCE_MARGIN_S`). Only a mark made before the claims' unmark is taken
-        off: once a claim is unmarked, another attempt may take it over and mark the activity
-        for its own request, which a write that waited for the row would otherwise wipe."""
+        its two parts, how many of its claims' tries reached Postgres, and when the last of them
+        held its connection). The activities' marks wait at most `UNMARK_LOCK_WAIT` for a locked
+        row, as the next unmarks of the fan-out queue behind this one (`last_look._Shared`); one
+        left on lapses (`SENDING_FENCE_MARGIN_S`)."""
         began = time.monotonic()
         claims_s = None
-        tries: list[float] = []  # when each try held its connection (pool checkout and BEGIN done)
+        connected: list[float] = []  # when each try held its connection (pool checkout and BEGIN done)
         targets = [str(live_activity_id) for live_activity_id in live_activity_ids]
 
-        async def unmark_claims(conn: AsyncConnection, _: bool) -> datetime:
-            tries.append(time.monotonic())
-            unmarked_at: datetime = await conn.scalar(
+        async def unmark_claims(conn: AsyncConnection, _: bool) -> None:
+            connected.append(time.monotonic())
+            await conn.execute(
                 text(
-                    """WITH unmarked AS (
-                            UPDATE effect_log e SET outcome = e.outcome - 'sending' - 'sending_at'
-                            WHERE e.fixture_id = :fixture_id AND e.event_key = :event_key
-                              AND e.effect = :effect AND e.target = ANY(CAST(:targets AS text[]))
-                              AND e.outcome->>'state' = 'claimed' AND e.outcome->>'by' = :claimant
-                              AND e.outcome ? 'sending'
-                            RETURNING 1)
-                        SELECT clock_timestamp() FROM (SELECT count(*) FROM unmarked) AS done"""
+                    """UPDATE effect_log e SET outcome = e.outcome - 'sending' - 'sending_at'
+                    WHERE e.fixture_id = :fixture_id AND e.event_key = :event_key
+                      AND e.effect = :effect AND e.target = ANY(CAST(:targets AS text[]))
+                      AND e.outcome->>'state' = 'claimed' AND e.outcome->>'by' = :claimant
+                      AND e.outcome ? 'sending'"""
                 ),
                 {**self._gate, "targets": targets, "claimant": claimant},
             )
-            return unmarked_at
 
         try:
-            unmarked_at = await self._through_outages(unmark_claims)
+            await self._through_outages(unmark_claims)
             claims_s = time.monotonic() - began
             async with self._engine.begin() as conn:
                 await conn.execute(
                     text("SELECT set_config('lock_timeout', :wait, true)"), {"wait": UNMARK_LOCK_WAIT}
                 )
-                await self._nothing_on_its_way(conn, claimant, live_activity_ids, marked_before=unmarked_at)
+                await self._nothing_on_its_way(conn, claimant, live_activity_ids)
         except (OSError, SQLAlchemyError) as error:
             if not (
                 is_outage(error) or (claims_s is not None and (is_deadlock(error) or is_lock_timeout(error)))
@@ -457,23 +451,19 @@ class PushStore:
                 event_key=self._push.event_key,
                 activities=len(live_activity_ids),
                 claims_s=None if claims_s is None else round(claims_s, 3),
-                tries=len(tries),
-                connected_s=round(tries[-1] - began, 3) if tries else None,
+                connected_tries=len(connected),
+                connected_s=round(connected[-1] - began, 3) if connected else None,
                 seconds=round(took, 3),
             )
 
-    async def lift_marks(self, claimant: str, live_activity_ids: list[int], settled_at: datetime) -> None:
-        """After a settlement written at `settled_at` (before its commit): nothing of `claimant`'s
-        is on its way to these activities any more, so a newer push's look need not wait for
-        their marks (`mark_sending`) to lapse. Tried once, in a transaction of its own (a
-        settlement locks activities in another order than the claims and looks beside it): a mark
-        left on lapses within seconds. A claim the settlement released may be taken over and its
-        activity marked again by the next attempt while this write waits for the row: only marks
-        made before `settled_at` come off. A settlement found committed by its retry lifts
-        nothing: when it committed is not known."""
+    async def lift_marks(self, claimant: str, live_activity_ids: list[int]) -> None:
+        """After a settlement: nothing of `claimant`'s is on its way to these activities any more,
+        so a newer push's look need not wait for their marks (`mark_sending`) to lapse. Tried
+        once, in a transaction of its own (a settlement locks activities in another order than
+        the claims and looks beside it): a mark left on lapses within seconds."""
         try:
             async with self._engine.begin() as conn:
-                await self._nothing_on_its_way(conn, claimant, live_activity_ids, marked_before=settled_at)
+                await self._nothing_on_its_way(conn, claimant, live_activity_ids)
         except (OSError, SQLAlchemyError) as error:
             if not (is_outage(error) or is_deadlock(error)):
                 log.error("push.lift_marks_failed", fixture_id=self._push.fixture_id, error=repr(error))
@@ -483,20 +473,28 @@ class PushStore:
         conn: AsyncConnection,
         claimant: str,
         live_activity_ids: list[int],
-        marked_before: datetime,
     ) -> None:
         """Take this push's mark off these activities (`mark_sending`): `claimant`'s requests to
         them were answered, or never left; a newer push's look lets it go at once. Not where
         another attempt of the push holds the claim and marked it as being sent: its request may
-        be on its way; nor a mark made at or after `marked_before` (checked again on the row
-        after a lock wait, where the claim's check is not; a mark's `sending_at` is the clock
-        time of its statement, so one made after a commit is always later than a time taken
-        before it)."""
+        be on its way.
+
+        The rows are locked first, in a statement of their own: the write's check of the claims
+        then reads a snapshot taken after every lock it waited for. In one statement a write
+        that waited for a row saw the claims as they were before the wait (READ COMMITTED
+        re-checks only the locked row), so it wiped the mark another attempt made meanwhile, its
+        claim taken over after the unmark or the settlement released it, and a newer push could
+        overtake that attempt's request."""
+        await conn.execute(
+            text(
+                "SELECT id FROM live_activity WHERE id = ANY(CAST(:ids AS bigint[])) ORDER BY id FOR NO KEY UPDATE"
+            ),
+            {"ids": live_activity_ids},
+        )
         await conn.execute(
             text(
                 """UPDATE live_activity la SET sending_timestamp = NULL, sending_at = NULL
                 WHERE la.id = ANY(CAST(:ids AS bigint[])) AND la.sending_timestamp = :timestamp
-                  AND la.sending_at < :marked_before
                   AND NOT EXISTS (
                       SELECT 1 FROM effect_log e
                       WHERE e.fixture_id = :fixture_id AND e.event_key = :event_key
@@ -509,7 +507,6 @@ class PushStore:
                 "ids": live_activity_ids,
                 "timestamp": self._push.timestamp,
                 "claimant": claimant,
-                "marked_before": marked_before,
             },
         )
 
@@ -530,16 +527,12 @@ class PushStore:
         if not results:
             return
 
-        async def write(conn: AsyncConnection, retry: bool) -> datetime | None:
-            if retry and await self._settled(conn, results[0], claimant):
-                return None
-            await self._write_settlement(conn, results, claimant, trace_id)
-            settled_at: datetime = await conn.scalar(text("SELECT clock_timestamp()"))
-            return settled_at
+        async def write(conn: AsyncConnection, retry: bool) -> None:
+            if not (retry and await self._settled(conn, results[0], claimant)):
+                await self._write_settlement(conn, results, claimant, trace_id)
 
-        settled_at = await self._through_outages(write)
-        if settled_at is not None:
-            await self.lift_marks(claimant, [target.live_activity_id for target, _ in results], settled_at)
+        await self._through_outages(write)
+        await self.lift_marks(claimant, [target.live_activity_id for target, _ in results])
 
     async def _through_outages(self, transaction: Callable[[AsyncConnection, bool], Awaitable[_T]]) -> _T:
         """`transaction(conn, retry)` in one transaction, tried again while Postgres is out of reach

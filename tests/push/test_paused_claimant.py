@@ -18,6 +18,7 @@ from dataclasses import replace
 
 import asyncpg
 from sqlalchemy.ext.asyncio import AsyncEngine
+from structlog.testing import capture_logs
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -170,15 +171,18 @@ async def test_an_end_awaited_when_its_attempt_stops_is_walked_by_the_next(
 
     workflow_id = f"push-{uuid.uuid4()}"
     config = replace(fanout_config, claimant_grace=30.0)
-    async with push_worker(temporal_client, task_queue, engine, apns_client, config):
-        ending = asyncio.create_task(
-            temporal_client.execute_workflow(
-                PushOnceWorkflow.run, RESULT, id=workflow_id, task_queue=task_queue
+    with capture_logs() as logs:
+        async with push_worker(temporal_client, task_queue, engine, apns_client, config):
+            ending = asyncio.create_task(
+                temporal_client.execute_workflow(
+                    PushOnceWorkflow.run, RESULT, id=workflow_id, task_queue=task_queue
+                )
             )
-        )
-        await eventually(
-            lambda: _waiting_before(temporal_client, workflow_id, str(min(ids) - 1)), within=20, every=0.2
-        )
+
+            async def awaiting() -> bool:  # after the walks and the first close
+                return any(entry["event"] == "push.awaiting_claimants" for entry in logs)
+
+            await eventually(awaiting, within=20, every=0.05)
     released = [(target, Delivery("released", (), reason="stopping")) for target in claimed]
     await store.settle(released, PAUSED, trace_id=None)
     async with push_worker(temporal_client, task_queue, engine, apns_client, config):
