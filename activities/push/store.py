@@ -479,7 +479,7 @@ class PushStore:
         another attempt of the push holds the claim and marked it as being sent: its request may
         be on its way.
 
-        The rows are locked first, in a statement of their own: the write's check of the claims
+        The rows carrying this push's mark are locked first, in a statement of their own: the write's check of the claims
         then reads a snapshot taken after every lock it waited for. In one statement a write
         that waited for a row saw the claims as they were before the wait (READ COMMITTED
         re-checks only the locked row), so it wiped the mark another attempt made meanwhile, its
@@ -487,9 +487,11 @@ class PushStore:
         overtake that attempt's request."""
         await conn.execute(
             text(
-                "SELECT id FROM live_activity WHERE id = ANY(CAST(:ids AS bigint[])) ORDER BY id FOR NO KEY UPDATE"
+                """SELECT id FROM live_activity
+                WHERE id = ANY(CAST(:ids AS bigint[])) AND sending_timestamp = :timestamp
+                ORDER BY id FOR NO KEY UPDATE"""
             ),
-            {"ids": live_activity_ids},
+            {"ids": live_activity_ids, "timestamp": self._push.timestamp},
         )
         await conn.execute(
             text(

@@ -353,7 +353,7 @@ async def _waits_for_the_row(db: asyncpg.Connection) -> bool:
     return bool(
         await db.fetchval(
             """SELECT count(*) FROM pg_stat_activity
-            WHERE wait_event_type = 'Lock' AND query LIKE '%FROM live_activity%FOR NO KEY UPDATE'"""
+            WHERE wait_event_type = 'Lock' AND query LIKE '%FROM live_activity%FOR NO KEY UPDATE%'"""
         )
     )
 

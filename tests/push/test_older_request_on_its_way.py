@@ -202,10 +202,9 @@ async def test_a_settlement_leaves_the_mark_of_another_attempt_still_sending(
     target = await retry.claim()
     assert await retry.look(target) is Standing.GO
 
-    settled_at = await db.fetchval("SELECT clock_timestamp()")
-    await retry.store.lift_marks("paused-first-attempt/1#1", [target.live_activity_id], settled_at)
+    await retry.store.lift_marks("paused-first-attempt/1#1", [target.live_activity_id])
     mine = await newer.claim()
     assert await newer.look(mine) is Standing.BEHIND
 
-    await retry.store.lift_marks(retry.claimant, [target.live_activity_id], settled_at)
+    await retry.store.lift_marks(retry.claimant, [target.live_activity_id])
     assert await newer.look(mine) is Standing.GO
