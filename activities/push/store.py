@@ -87,8 +87,8 @@ the retry had finished: a goal never reached 111 phones. The next attempt now wa
 the claimant's own word (sent, released, unmarked) before it calls the claim in doubt. A SIGKILLed
 claimant costs that push this wait (the retry itself starts a heartbeat timeout, 30 s, after)."""
 UNMARK_SLOW_S = 0.5
-"""An unmark (`PushStore.unmark_sending`) slower than this is logged: until it commits, a SIGKILL
-leaves its claims in doubt."""
+"""An unmark (`PushStore.unmark_sending`) or an early death write (`PushStore.switch_off`) slower
+than this is logged: until it commits, a SIGKILL leaves its claims in doubt, or its death unknown."""
 UNMARK_LOCK_WAIT = "200ms"
 """How long an unmark waits for a locked activity row (Postgres `lock_timeout`) before it leaves
 the activity's mark to lapse."""
@@ -950,9 +950,25 @@ class PushStore:
 
     async def switch_off(self, dead: list[tuple[Target, Delivery]]) -> None:
         """Switch off, now, the tokens APNs answered `dead` (`activities.push.death_writer`): one
-        try, as the batch's settlement writes them again through any outage."""
+        try, as the batch's settlement writes them again through any outage.
+
+        Until it commits, a SIGKILL takes the death with it and the next attempt sends to the
+        token again (the 30-minute soak's seed 27: a 410 answered 1.4 s before its worker's kill,
+        right after a pause). A write slower than `UNMARK_SLOW_S` is logged with when it held its
+        connection, to tell pool waits from Postgres time."""
+        began = time.monotonic()
         async with self._engine.begin() as conn:
+            connected_s = time.monotonic() - began
             await self._apply(conn, dead)
+        took = time.monotonic() - began
+        if took > UNMARK_SLOW_S:
+            log.warning(
+                "push.death_write_slow",
+                fixture_id=self._push.fixture_id,
+                deaths=len(dead),
+                connected_s=round(connected_s, 3),
+                seconds=round(took, 3),
+            )
 
     async def _apply(self, conn: AsyncConnection, results: list[tuple[Target, Delivery]]) -> None:
         """Dead tokens are switched off for good; a start or end that went through moves the activity on."""

@@ -14,12 +14,17 @@ import uuid
 
 import asyncpg
 from sqlalchemy.ext.asyncio import AsyncEngine
+from structlog.testing import capture_logs
 from temporalio.client import Client
 
 from activities.push.apns import ApnsClient
+from activities.push.delivery import Delivery
 from activities.push.fanout import FanoutConfig
+from activities.push.pacing import LastSent
+from activities.push.store import PushStore, Target
 from domain.moments import KeyMoment
 from domain.pushes import LiveState, PushInput
+from scoreline.db.engine import create_engine
 from tests.push import seed
 from tests.push.simulator import PushSim
 from tests.push.workflow import PushOnceWorkflow, push_worker
@@ -81,3 +86,36 @@ async def test_a_410_is_in_postgres_while_the_rest_of_its_batch_still_waits_for_
         str(dead.live_activity_id): "dead",
         str(slow.live_activity_id): "sent",
     }
+
+
+async def test_a_slow_death_write_says_how_long_it_waited_for_a_connection(
+    db: asyncpg.Connection, database_url: str
+) -> None:
+    """The 30-minute soak's seed 27: a 410 answered 1.4 s before its worker's SIGKILL, right after
+    a pause, was not in Postgres yet, and the next attempt sent to the token again; the run's
+    logs could not say where the write's time went. A slow one is now logged with when it held
+    its connection (here the pool is taken for 0.8 s)."""
+    await seed.fixture(db)
+    (dead,) = await seed.running_activities(db, 1)
+    small = create_engine(database_url, pool_size=1)
+    target = Target(dead.live_activity_id, dead.device_id, dead.push_token, LastSent(), read_at=0.0)
+    answered = Delivery("dead", (), status=410, reason="Unregistered")
+    try:
+        with capture_logs() as logs:
+            async with small.connect(), small.connect():  # the pool (one, and one more) is taken
+                writing = asyncio.create_task(
+                    PushStore(small, GOAL, "sandbox").switch_off([(target, answered)])
+                )
+                await asyncio.sleep(0.8)
+            await asyncio.wait_for(writing, timeout=5.0)
+    finally:
+        await small.dispose()
+    (slow,) = [entry for entry in logs if entry["event"] == "push.death_write_slow"]
+    assert (slow["deaths"], slow["connected_s"] >= 0.7, slow["seconds"] >= slow["connected_s"]) == (
+        1,
+        True,
+        True,
+    )
+    assert not await db.fetchval(
+        "SELECT push_token_active FROM live_activity WHERE id = $1", dead.live_activity_id
+    )
