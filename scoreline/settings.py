@@ -40,6 +40,7 @@ class Settings(BaseSettings):
     db_pool_ingest: int = Field(default=10, ge=1, le=200)
     db_pool_commands: int = Field(default=4, ge=1, le=100)
     db_pool_pushes: int = Field(default=4, ge=1, le=100)
+    db_pool_push_urgent: int = Field(default=2, ge=1, le=50)
     db_pool_background: int = Field(default=2, ge=1, le=50)
     db_pool_feeds: int = Field(default=2, ge=1, le=50)
     db_pool_api: int = Field(default=10, ge=1, le=200)

@@ -36,6 +36,9 @@ class Pools:
     """Desk command commits and their read-copy refreshes."""
     pushes: AsyncEngine
     """Live Activity fan-outs."""
+    push_urgent: AsyncEngine
+    """The fan-outs' writes that a SIGKILL turns into a loss while they wait (`PushStore`'s
+    `urgent`): never queued behind the fan-outs' loads, claims and settlements."""
     background: AsyncEngine
     """Retention, the readiness probe and looking up match facts to start runs."""
 
@@ -72,6 +75,7 @@ async def worker_dependencies(settings: Settings) -> AsyncIterator[WorkerDepende
             ingest=pool(settings.db_pool_ingest),
             commands=pool(settings.db_pool_commands),
             pushes=pool(settings.db_pool_pushes),
+            push_urgent=pool(settings.db_pool_push_urgent),
             background=pool(settings.db_pool_background),
         )
         redis = shared_redis(settings.require_redis_url())

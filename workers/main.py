@@ -112,7 +112,13 @@ def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) 
     fixtures = FixtureSyncActivities(deps.provider, store, runs, cricket=deps.cricket)
     probe = ProbeActivities(pools.background, deps.redis)
     commands = CommandActivities(pools.commands, deps.read_copies)
-    pushes = PushActivities(pools.pushes, deps.apns, FanoutConfig.from_settings(settings), deps.dead_tokens)
+    pushes = PushActivities(
+        pools.pushes,
+        deps.apns,
+        FanoutConfig.from_settings(settings),
+        deps.dead_tokens,
+        urgent=pools.push_urgent,
+    )
     retention = RetentionActivities(pools.background)
     main = new_worker(
         client,

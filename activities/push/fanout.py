@@ -104,6 +104,7 @@ class PushActivities:
 
     `client` is None on a worker without APNs settings (`APNS_KEY_PATH` unset): a push with no
     target then succeeds with zero counts, one with targets fails for good (`ApnsConfigError`).
+    `urgent` is the pool of the writes a SIGKILL turns into a loss while they wait (`PushStore`).
     """
 
     def __init__(
@@ -112,8 +113,11 @@ class PushActivities:
         client: ApnsClient | None,
         config: FanoutConfig,
         dead: DeadTokens | None = None,
+        *,
+        urgent: AsyncEngine | None = None,
     ) -> None:
         self._engine = engine
+        self._urgent = urgent
         self._client = client
         self._config = config
         self._dead = dead if dead is not None else DeadTokens()
@@ -125,7 +129,7 @@ class PushActivities:
         # The change's own trace (a poll's or a desk request's) wins over the workflow's.
         with bound_trace(push.trace_id) if push.trace_id else contextlib.nullcontext():
             return await _Fanout(
-                self._engine, self._client, self._config, self._dead, self._claimed_here, push
+                self._engine, self._urgent, self._client, self._config, self._dead, self._claimed_here, push
             ).run()
 
 
@@ -135,6 +139,7 @@ class _Fanout:
     def __init__(
         self,
         engine: AsyncEngine,
+        urgent: AsyncEngine | None,
         client: ApnsClient | None,
         config: FanoutConfig,
         dead: DeadTokens,
@@ -150,6 +155,7 @@ class _Fanout:
             config.environment,
             config.claimant_grace,
             sending_fence=config.policy.look_kept + SENDING_FENCE_MARGIN_S,
+            urgent=urgent,
         )
         self.stopping = asyncio.Event()
         self.dead = dead

@@ -147,7 +147,13 @@ class Batch:
 
 
 class PushStore:
-    """Reads and writes for one push; safe to share between concurrent fan-outs."""
+    """Reads and writes for one push; safe to share between concurrent fan-outs.
+
+    `urgent` (the main engine if None) serves the writes that a SIGKILL turns into a loss while
+    they wait: an unmark (claims left marked are in doubt) and an early death write (the next
+    attempt sends to the dead token again). On the fan-outs' pool they queued behind loads,
+    claims and settlements: the 30-minute soak's seed 28 measured three quarters of a slow
+    unmark's claims part as waiting for a connection, and seed 27 lost a death so."""
 
     def __init__(
         self,
@@ -156,8 +162,11 @@ class PushStore:
         environment: str,
         claimant_grace: float = CLAIMANT_GRACE_S,
         sending_fence: float = SendPolicy().look_kept + SENDING_FENCE_MARGIN_S,
+        *,
+        urgent: AsyncEngine | None = None,
     ) -> None:
         self._engine = engine
+        self._urgent = urgent if urgent is not None else engine
         self._push = push
         self._environment = environment
         self._claimant_grace = claimant_grace
@@ -431,9 +440,9 @@ class PushStore:
             )
 
         try:
-            await self._through_outages(unmark_claims)
+            await self._through_outages(unmark_claims, self._urgent)
             claims_s = time.monotonic() - began
-            async with self._engine.begin() as conn:
+            async with self._urgent.begin() as conn:
                 await conn.execute(
                     text("SELECT set_config('lock_timeout', :wait, true)"), {"wait": UNMARK_LOCK_WAIT}
                 )
@@ -536,8 +545,11 @@ class PushStore:
         await self._through_outages(write)
         await self.lift_marks(claimant, [target.live_activity_id for target, _ in results])
 
-    async def _through_outages(self, transaction: Callable[[AsyncConnection, bool], Awaitable[_T]]) -> _T:
-        """`transaction(conn, retry)` in one transaction, tried again while Postgres is out of reach
+    async def _through_outages(
+        self, transaction: Callable[[AsyncConnection, bool], Awaitable[_T]], engine: AsyncEngine | None = None
+    ) -> _T:
+        """`transaction(conn, retry)` in one transaction on `engine` (the fan-outs' own if None),
+        tried again while Postgres is out of reach
         (at most `OUTAGE_PATIENCE_S`) or after Postgres aborted it to break a deadlock (a claim,
         a look and a settlement of two pushes lock some of the same activities); `retry` says an
         earlier try's commit may have gone through."""
@@ -546,7 +558,7 @@ class PushStore:
         retry = False
         while True:
             try:
-                async with self._engine.begin() as conn:
+                async with (engine or self._engine).begin() as conn:
                     return await transaction(conn, retry)
             except (OSError, SQLAlchemyError) as error:
                 if not (is_outage(error) or is_deadlock(error)) or time.monotonic() + delay > deadline:
@@ -957,7 +969,7 @@ class PushStore:
         right after a pause). A write slower than `UNMARK_SLOW_S` is logged with when it held its
         connection, to tell pool waits from Postgres time."""
         began = time.monotonic()
-        async with self._engine.begin() as conn:
+        async with self._urgent.begin() as conn:
             connected_s = time.monotonic() - began
             await self._apply(conn, dead)
         took = time.monotonic() - began

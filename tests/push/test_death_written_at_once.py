@@ -88,6 +88,26 @@ async def test_a_410_is_in_postgres_while_the_rest_of_its_batch_still_waits_for_
     }
 
 
+async def test_a_death_write_does_not_wait_for_the_fanouts_pool(
+    engine: AsyncEngine, db: asyncpg.Connection, database_url: str
+) -> None:
+    """The 30-minute soak's seed 27: the early death write queued for a connection of the
+    fan-outs' pool, busy right after the worker's pause, and its worker was SIGKILLed first. It
+    now has a pool of its own: with the fan-outs' pool taken, the token is switched off at once."""
+    await seed.fixture(db)
+    (dead,) = await seed.running_activities(db, 1)
+    busy = create_engine(database_url, pool_size=1)
+    try:
+        store = PushStore(busy, GOAL, "sandbox", urgent=engine)
+        async with busy.connect(), busy.connect():  # the fan-outs' pool (one, and one more) is taken
+            await asyncio.wait_for(store.switch_off([_answered_dead(dead)]), timeout=0.5)
+    finally:
+        await busy.dispose()
+    assert not await db.fetchval(
+        "SELECT push_token_active FROM live_activity WHERE id = $1", dead.live_activity_id
+    )
+
+
 async def test_a_slow_death_write_says_how_long_it_waited_for_a_connection(
     db: asyncpg.Connection, database_url: str
 ) -> None:
@@ -98,13 +118,11 @@ async def test_a_slow_death_write_says_how_long_it_waited_for_a_connection(
     await seed.fixture(db)
     (dead,) = await seed.running_activities(db, 1)
     small = create_engine(database_url, pool_size=1)
-    target = Target(dead.live_activity_id, dead.device_id, dead.push_token, LastSent(), read_at=0.0)
-    answered = Delivery("dead", (), status=410, reason="Unregistered")
     try:
         with capture_logs() as logs:
             async with small.connect(), small.connect():  # the pool (one, and one more) is taken
                 writing = asyncio.create_task(
-                    PushStore(small, GOAL, "sandbox").switch_off([(target, answered)])
+                    PushStore(small, GOAL, "sandbox").switch_off([_answered_dead(dead)])
                 )
                 await asyncio.sleep(0.8)
             await asyncio.wait_for(writing, timeout=5.0)
@@ -119,3 +137,11 @@ async def test_a_slow_death_write_says_how_long_it_waited_for_a_connection(
     assert not await db.fetchval(
         "SELECT push_token_active FROM live_activity WHERE id = $1", dead.live_activity_id
     )
+
+
+def _answered_dead(activity: seed.RunningActivity) -> tuple[Target, Delivery]:
+    """The activity's token, answered 410 by APNs."""
+    target = Target(
+        activity.live_activity_id, activity.device_id, activity.push_token, LastSent(), read_at=0.0
+    )
+    return target, Delivery("dead", (), status=410, reason="Unregistered")
