@@ -64,10 +64,10 @@ async def worker_dependencies(settings: Settings) -> AsyncIterator[WorkerDepende
     async with AsyncExitStack() as stack:
         url = settings.require_database_url()
 
-        def pool(size: int) -> AsyncEngine:
+        def pool(size: int, *, pre_ping: bool = False) -> AsyncEngine:
             # No pre-ping: every database call here runs in a retried activity, and the first
             # failure after a restart invalidates the pool, so the retry gets a fresh connection.
-            engine = create_engine(url, pool_size=size, pre_ping=False)
+            engine = create_engine(url, pool_size=size, pre_ping=pre_ping)
             stack.push_async_callback(engine.dispose)
             return engine
 
@@ -75,7 +75,10 @@ async def worker_dependencies(settings: Settings) -> AsyncIterator[WorkerDepende
             ingest=pool(settings.db_pool_ingest),
             commands=pool(settings.db_pool_commands),
             pushes=pool(settings.db_pool_pushes),
-            push_urgent=pool(settings.db_pool_push_urgent),
+            # Pinged: it idles between bursts, so after a Postgres restart its connections are
+            # stale, and an early death write is tried once (its batch's write has it anyway,
+            # but later: the window a SIGKILL turns into a loss).
+            push_urgent=pool(settings.db_pool_push_urgent, pre_ping=True),
             background=pool(settings.db_pool_background),
         )
         redis = shared_redis(settings.require_redis_url())

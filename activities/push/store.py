@@ -152,8 +152,9 @@ class PushStore:
     `urgent` (the main engine if None) serves the writes that a SIGKILL turns into a loss while
     they wait: an unmark (claims left marked are in doubt) and an early death write (the next
     attempt sends to the dead token again). On the fan-outs' pool they queued behind loads,
-    claims and settlements: the 30-minute soak's seed 28 measured three quarters of a slow
-    unmark's claims part as waiting for a connection, and seed 27 lost a death so."""
+    claims and settlements: the 30-minute soak's seed 28 measured 82% of a slow unmark's claims
+    part (the median of 339) and 69% of a slow death write as waiting for a connection, outage
+    retries included; seed 27's death, unwritten 1.4 s after its answer, most likely waited so."""
 
     def __init__(
         self,
@@ -558,7 +559,7 @@ class PushStore:
         retry = False
         while True:
             try:
-                async with (engine or self._engine).begin() as conn:
+                async with (engine if engine is not None else self._engine).begin() as conn:
                     return await transaction(conn, retry)
             except (OSError, SQLAlchemyError) as error:
                 if not (is_outage(error) or is_deadlock(error)) or time.monotonic() + delay > deadline:
