@@ -489,12 +489,12 @@ class PushStore:
         another attempt of the push holds the claim and marked it as being sent: its request may
         be on its way.
 
-        The rows carrying this push's mark are locked first, in a statement of their own: the write's check of the claims
-        then reads a snapshot taken after every lock it waited for. In one statement a write
-        that waited for a row saw the claims as they were before the wait (READ COMMITTED
-        re-checks only the locked row), so it wiped the mark another attempt made meanwhile, its
-        claim taken over after the unmark or the settlement released it, and a newer push could
-        overtake that attempt's request."""
+        The rows carrying this push's mark are locked first, in a statement of their own: the
+        write's check of the claims then reads a snapshot taken after every lock it waited for.
+        In one statement a write that waited for a row saw the claims as they were before the
+        wait (READ COMMITTED re-checks only the locked row), so it wiped the mark another attempt
+        made meanwhile, its claim taken over after the unmark or the settlement released it, and
+        a newer push could overtake that attempt's request."""
         await conn.execute(
             text(
                 """SELECT id FROM live_activity
@@ -550,10 +550,10 @@ class PushStore:
         self, transaction: Callable[[AsyncConnection, bool], Awaitable[_T]], engine: AsyncEngine | None = None
     ) -> _T:
         """`transaction(conn, retry)` in one transaction on `engine` (the fan-outs' own if None),
-        tried again while Postgres is out of reach
-        (at most `OUTAGE_PATIENCE_S`) or after Postgres aborted it to break a deadlock (a claim,
-        a look and a settlement of two pushes lock some of the same activities); `retry` says an
-        earlier try's commit may have gone through."""
+        tried again while Postgres is out of reach (at most `OUTAGE_PATIENCE_S`) or after
+        Postgres aborted it to break a deadlock (a claim, a look and a settlement of two pushes
+        lock some of the same activities); `retry` says an earlier try's commit may have gone
+        through."""
         deadline = time.monotonic() + OUTAGE_PATIENCE_S
         delay = OUTAGE_RETRY_S[0]
         retry = False
