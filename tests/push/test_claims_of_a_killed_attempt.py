@@ -12,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import replace
 from functools import partial
+from typing import Any
 
 import asyncpg
 import pytest_asyncio
@@ -252,11 +253,8 @@ async def test_an_unmark_waiting_for_the_activity_leaves_a_mark_made_since_by_an
     await seed.fixture(db)
     (running,) = await seed.running_activities(db, 1)
     store, claimed = await _marked_goal(engine, db)
-    async with _row_locked(database_url, running.live_activity_id) as locker:
-        unmarking = asyncio.create_task(store.unmark_sending(KILLED, [claimed.live_activity_id]))
-        await eventually(partial(_waits_for_the_row, db), within=3.0, every=0.005)
-        await _taken_over_and_marked(locker, claimed.live_activity_id)
-    await asyncio.wait_for(unmarking, timeout=5.0)
+    unmark = store.unmark_sending(KILLED, [claimed.live_activity_id])
+    await _taken_over_while_it_waits_for_the_row(unmark, db, database_url, claimed.live_activity_id)
     assert await _activity_marked(db, running.live_activity_id) is True, (
         "the next attempt's request is on its way"
     )
@@ -321,13 +319,8 @@ async def test_a_settlement_waiting_for_the_activity_leaves_a_mark_made_since_by
     await seed.fixture(db)
     (running,) = await seed.running_activities(db, 1)
     store, claimed = await _marked_goal(engine, db)
-    async with _row_locked(database_url, running.live_activity_id) as locker:
-        settling = asyncio.create_task(
-            store.settle([(claimed, Delivery(outcome="released", attempts=()))], KILLED, trace_id=None)
-        )
-        await eventually(partial(_waits_for_the_row, db), within=3.0, every=0.005)
-        await _taken_over_and_marked(locker, claimed.live_activity_id)
-    await asyncio.wait_for(settling, timeout=5.0)
+    settle = store.settle([(claimed, Delivery(outcome="released", attempts=()))], KILLED, trace_id=None)
+    await _taken_over_while_it_waits_for_the_row(settle, db, database_url, claimed.live_activity_id)
     assert await _activity_marked(db, running.live_activity_id) is True, (
         "the next attempt's request is on its way"
     )
@@ -368,6 +361,19 @@ async def _row_locked(database_url: str, live_activity_id: int) -> AsyncIterator
             yield locker
     finally:
         await locker.close()
+
+
+async def _taken_over_while_it_waits_for_the_row(
+    write: Coroutine[Any, Any, None], db: asyncpg.Connection, database_url: str, live_activity_id: int
+) -> None:
+    """Run `write` (one taking this attempt's marks off the activity) while another transaction
+    holds the activity's row, and once it waits for the row, have the next attempt take the
+    claim over and mark it and the activity in that transaction; then let `write` finish."""
+    async with _row_locked(database_url, live_activity_id) as locker:
+        writing = asyncio.create_task(write)
+        await eventually(partial(_waits_for_the_row, db), within=3.0, every=0.005)
+        await _taken_over_and_marked(locker, live_activity_id)
+    await asyncio.wait_for(writing, timeout=5.0)
 
 
 async def _waits_for_the_row(db: asyncpg.Connection) -> bool:
