@@ -198,6 +198,11 @@ class MatchFacts:
     """(activity token, alert version) → how its `effect_log` row stands, in words: named in a
     missing alert's violation, so a failed run's last lines tell why (a CI log keeps only those);
     None when Postgres was not read."""
+    starts: Mapping[tuple[str, int], str] | None = None
+    """(device id, fixture) → how the phone's start stands in Postgres, in words (its follow, its
+    push-to-start token, its activities and their `la.start` claims, the match's followers-waiting
+    mark): named in a missing start's violation, for the same reason as `claims`; None when
+    Postgres was not read."""
 
     def killed_around(self, answered_at: float) -> bool:
         """Whether a worker was SIGKILLed at most `ANSWERED_AFTER_KILL_S` before APNs answered at
@@ -426,28 +431,35 @@ class DeviceLedger:
                         f"{_reported(phone, fixture, generation)}",
                     )
                 )
-        for fixture in self._follows_due(phone, log, facts, horizon):
+        for fixture, chance in self._follows_due(phone, log, facts, horizon):
             if not any(count for (f, _), count in log.starts.items() if f == fixture):
+                detail = f"{START_MISSING}: owed {_times([chance])}, follow confirmed {_times([phone.follows[fixture]])}"
                 found.append(
-                    Violation(CHECK, _subject(fixture, phone, phone.push_to_start_token, 1), START_MISSING)
+                    Violation(
+                        CHECK,
+                        _subject(fixture, phone, phone.push_to_start_token, 1),
+                        detail + _start_words(phone, fixture, facts),
+                    )
                 )
-        for fixture, generation in self._renewals_due(phone, log, horizon):
+        for fixture, generation, kickoff in self._renewals_due(phone, log, horizon):
             if log.starts[(fixture, generation)] == 0:
                 subject = _subject(fixture, phone, phone.push_to_start_token, generation)
-                found.append(Violation(CHECK, subject, START_MISSING))
+                detail = f"{START_MISSING}: owed {_times([kickoff])}"
+                found.append(Violation(CHECK, subject, detail + _start_words(phone, fixture, facts)))
         return found
 
     def _follows_due(
         self, phone: PhoneRecord, log: _TokenLog, facts: MatchFacts, horizon: float
-    ) -> list[int]:
-        """The followed fixtures owed a first start, of whichever generation (rule 1)."""
+    ) -> list[tuple[int, float]]:
+        """The followed fixtures owed a first start, of whichever generation (rule 1), each with
+        the moment it became owed."""
         if log.dead is not None:
             return []
-        due: list[int] = []
+        due: list[tuple[int, float]] = []
         for fixture, followed_at in sorted(phone.follows.items()):
             chance = self._first_chance(fixture, followed_at, facts)
             if chance is not None and _owed(chance, phone, horizon):
-                due.append(fixture)
+                due.append((fixture, chance))
         return due
 
     def _first_chance(self, fixture: int, followed_at: float, facts: MatchFacts) -> float | None:
@@ -469,12 +481,15 @@ class DeviceLedger:
                 return followed_at
         return None
 
-    def _renewals_due(self, phone: PhoneRecord, log: _TokenLog, horizon: float) -> list[tuple[int, int]]:
-        """The generations after the first this phone is owed: each one started after one it got."""
+    def _renewals_due(
+        self, phone: PhoneRecord, log: _TokenLog, horizon: float
+    ) -> list[tuple[int, int, float]]:
+        """The generations after the first this phone is owed (each one started after one it
+        got), with their kick-offs."""
         if log.dead is not None:
             return []
         return [
-            (fixture, generation)
+            (fixture, generation, kickoff)
             for (fixture, generation), kickoff in sorted(self._kickoffs.items())
             if generation > 1 and log.starts[(fixture, generation - 1)] > 0 and _owed(kickoff, phone, horizon)
         ]
@@ -561,9 +576,13 @@ def _subject(fixture: int, phone: PhoneRecord, token: str, generation: int) -> s
     return name if generation == 1 else f"{name} generation {generation}"
 
 
+def clock(epoch: float) -> str:
+    """A moment as UTC clock time, to find it in the workers' logs."""
+    return datetime.fromtimestamp(epoch, UTC).strftime("%H:%M:%S.%f")[:-3]
+
+
 def _times(moments: Iterable[float]) -> str:
-    """UTC clock times, to find a violation's moments in the workers' logs."""
-    return "at " + ", ".join(datetime.fromtimestamp(at, UTC).strftime("%H:%M:%S.%f")[:-3] for at in moments)
+    return "at " + ", ".join(clock(at) for at in moments)
 
 
 def _reported(phone: PhoneRecord, fixture: int, generation: int) -> str:
@@ -573,6 +592,13 @@ def _reported(phone: PhoneRecord, fixture: int, generation: int) -> str:
         if (report.fixture_id, report.generation) == (fixture, generation):
             return f"token reported {_times([report.reported_at])}"
     return "token never reported"
+
+
+def _start_words(phone: PhoneRecord, fixture: int, facts: MatchFacts) -> str:
+    """How Postgres shows the phone's start, when it was read (`MatchFacts.starts`)."""
+    if facts.starts is None:
+        return ""
+    return f" (postgres: {facts.starts.get((phone.device, fixture), 'no follow')})"
 
 
 def _short(token: str) -> str:

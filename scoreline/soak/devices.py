@@ -31,11 +31,11 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import math
 import random
 import time
 from collections.abc import Collection, Coroutine, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,7 @@ from scoreline.soak.device_check import (
     MatchFacts,
     PhoneRecord,
     Push,
+    clock,
     parse_line,
 )
 from scoreline.soak.model import CheckResult, SoakFixtures, SoakTargets, Violation
@@ -424,6 +425,7 @@ class DevicePart:
                          AND la.push_token IS NOT NULL""",
                     list(self._fixtures),
                 )
+                starts = await _starts_in_words(connection, list(self._fixtures))
             finally:
                 await connection.close()
         facts = _match_facts(states, alerts, {int(row["id"]): int(row["generation"]) for row in generations})
@@ -440,6 +442,7 @@ class DevicePart:
                 for row in claims
                 if str(row["event_key"])[1:].isdigit()
             },
+            starts=starts,
         )
 
 
@@ -520,9 +523,65 @@ def _claim_words(outcome: str) -> str:
     if claim.get("by"):
         words.append(f"by {claim['by']}")
     if isinstance(claim.get("sending_at"), int | float):
-        marked = datetime.fromtimestamp(claim["sending_at"], UTC).strftime("%H:%M:%S.%f")[:-3]
-        words.append(f"marked {marked}")
+        words.append(f"marked {clock(claim['sending_at'])}")
     return " ".join(words)
+
+
+async def _starts_in_words(connection: asyncpg.Connection, fixtures: list[int]) -> dict[tuple[str, int], str]:
+    """(device id, fixture) → each follow's start as Postgres shows it, in a few words: when the
+    follow was stored, whether the push-to-start token is still active, each activity row (its
+    generation, status, when it was made) with its `la.start` claims (`_claim_words`, and when
+    each was made), and the match's followers-waiting mark if one stands."""
+    follows = await connection.fetch(
+        """SELECT f.device_id::text AS device, f.fixture_id,
+                  extract(epoch FROM f.created_at)::float8 AS at, d.push_to_start_active AS active
+           FROM follow f JOIN device d ON d.id = f.device_id WHERE f.fixture_id = ANY($1::bigint[])""",
+        fixtures,
+    )
+    activities = await connection.fetch(
+        """SELECT la.device_id::text AS device, la.fixture_id, la.generation, la.status,
+                  extract(epoch FROM la.created_at)::float8 AS made, la.started_at IS NOT NULL AS started,
+                  e.event_key, e.outcome, extract(epoch FROM e.created_at)::float8 AS claimed
+           FROM live_activity la LEFT JOIN effect_log e
+             ON e.fixture_id = la.fixture_id AND e.effect = 'la.start' AND e.target = la.id::text
+           WHERE la.fixture_id = ANY($1::bigint[])
+           ORDER BY la.generation, e.created_at""",
+        fixtures,
+    )
+    marks = await connection.fetch(
+        """SELECT fixture_id, extract(epoch FROM since)::float8 AS since
+           FROM followers_waiting WHERE fixture_id = ANY($1::bigint[])""",
+        fixtures,
+    )
+    waiting = {int(row["fixture_id"]): float(row["since"]) for row in marks}
+    shown: dict[tuple[str, int], dict[int, list[str]]] = {}
+    for row in activities:
+        rows = shown.setdefault((str(row["device"]), int(row["fixture_id"])), {})
+        generation = int(row["generation"])
+        if generation not in rows:
+            started = " started" if row["started"] else ""
+            rows[generation] = [f"activity g{generation} {row['status']}{started} made {clock(row['made'])}"]
+        if row["outcome"] is not None:
+            rows[generation].append(
+                f"start {row['event_key']} {_claim_words(row['outcome'])} at {clock(row['claimed'])}"
+            )
+    found: dict[tuple[str, int], str] = {}
+    for row in follows:
+        device, fixture = str(row["device"]), int(row["fixture_id"])
+        words = [f"follow stored {clock(row['at'])}"]
+        if not row["active"]:
+            words.append("push-to-start token inactive")
+        rows = shown.get((device, fixture), {})
+        words += [", ".join(parts) for parts in rows.values()] or ["no activity"]
+        if fixture in waiting:
+            since = waiting[fixture]
+            words.append(
+                f"followers waiting since {clock(since)}"
+                if math.isfinite(since)
+                else "followers waiting, unsignalled"
+            )
+        found[(device, fixture)] = "; ".join(words)
+    return found
 
 
 async def _connect(database_url: str) -> asyncpg.Connection:

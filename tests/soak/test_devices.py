@@ -139,6 +139,11 @@ def judge(
     return [violation.detail for violation in ledger.violations(facts, horizon)]
 
 
+def brief(details: list[str]) -> list[str]:
+    """Violations without their particulars (what follows the first ": ")."""
+    return [detail.split(": ", 1)[0] for detail in details]
+
+
 def without(records: list[Push], seq: int) -> list[Push | Unregister]:
     return [record for record in records if record.seq != seq]
 
@@ -161,7 +166,29 @@ def test_a_whole_match_passes_and_is_counted() -> None:
 
 
 def test_a_start_that_never_came_is_a_violation() -> None:
-    assert judge([phone(activity=None)], []) == [START_MISSING]
+    assert brief(judge([phone(activity=None)], [])) == [START_MISSING]
+
+
+def test_a_missing_start_says_when_it_was_owed_and_how_postgres_shows_it() -> None:
+    """CI's 10-minute soak of 2026-12-06 (seed 18) failed on nine phones of one desk match whose
+    start never came, and its log kept only the violations: nothing told when each was owed,
+    whether the follow, the activity row or the start's claim existed. Each violation now says."""
+    late = phone(activity=None, followed_at=T0 + 50)
+    other = phone(name="phone-2", starter=OTHER_STARTER, activity=OTHER_ACTIVITY)
+    records = [start(1, T0 + 1, token=OTHER_STARTER)]
+    playing = MatchFacts(kicked_off=frozenset({FIXTURE}))
+    words = "follow stored 08:00:50.120; no activity"
+    read = dataclasses.replace(playing, starts={("phone-1", FIXTURE): words})
+
+    assert judge([late, other], records, playing) == [
+        f"{START_MISSING}: owed at 08:00:50.000, follow confirmed at 08:00:50.000"
+    ]
+    assert judge([late, other], records, read) == [
+        f"{START_MISSING}: owed at 08:00:50.000, follow confirmed at 08:00:50.000 (postgres: {words})"
+    ]
+    assert judge([phone(activity=None)], [], dataclasses.replace(FACTS, starts={})) == [
+        f"{START_MISSING}: owed at 08:00:00.000, follow confirmed at 08:00:00.000 (postgres: no follow)"
+    ]
 
 
 def test_a_start_is_not_judged_too_early_nor_once_the_match_was_closing() -> None:
@@ -189,7 +216,7 @@ def test_a_follow_after_the_day_ended_is_owed_the_next_days_start() -> None:
     day_two = start(3, T0 + 300, token=OTHER_STARTER, generation=2)
     playing = MatchFacts(kicked_off=frozenset({FIXTURE}))
 
-    assert judge([overnight, other], [*day_one, day_two], playing) == [START_MISSING]
+    assert brief(judge([overnight, other], [*day_one, day_two], playing)) == [START_MISSING]
     assert judge([overnight, other], [*day_one, day_two, start(4, T0 + 300, generation=2)], playing) == []
     assert judge([overnight, other], day_one, playing) == []
 
@@ -198,7 +225,7 @@ def test_a_phone_that_had_the_last_generation_is_owed_the_next() -> None:
     renewed = [*match(), start(6, T0 + 200, token=OTHER_STARTER, generation=2)]
     other = phone(name="phone-2", starter=OTHER_STARTER, activity=None)
 
-    assert judge([phone(), other], renewed) == [START_MISSING]
+    assert brief(judge([phone(), other], renewed)) == [START_MISSING]
     assert judge([phone(), other], [*renewed, start(7, T0 + 200, generation=2)]) == []
 
 
@@ -212,7 +239,7 @@ def test_a_second_start_for_the_same_match_is_a_violation() -> None:
 def test_a_start_the_phone_would_drop_does_not_count() -> None:
     dropped = Push(1, T0 + 1, STARTER, 200, dropped="MissingAlert", event="start", fixture_id=FIXTURE)
 
-    assert judge([phone(activity=None)], [dropped]) == [START_MISSING]
+    assert brief(judge([phone(activity=None)], [dropped])) == [START_MISSING]
 
 
 def test_a_start_for_a_match_never_followed_is_a_violation() -> None:
@@ -584,5 +611,5 @@ def test_a_follow_after_postgres_shows_the_match_over_is_owed_no_start() -> None
     over = MatchFacts(kicked_off=frozenset({FIXTURE}), over=frozenset({FIXTURE}), over_at={FIXTURE: T0 + 100})
     still_playing = MatchFacts(kicked_off=frozenset({FIXTURE}))
 
-    assert START_MISSING not in judge([after_the_end, other], kicked_off, over)
-    assert judge([after_the_end, other], kicked_off, still_playing) == [START_MISSING]
+    assert START_MISSING not in brief(judge([after_the_end, other], kicked_off, over))
+    assert brief(judge([after_the_end, other], kicked_off, still_playing)) == [START_MISSING]
