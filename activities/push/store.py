@@ -709,8 +709,9 @@ class PushStore:
         )
 
     async def clear_followers_waiting(self) -> None:
-        """A start walk begins: followers who follow from now on mark the match again (and get a
-        walk of their own); those before are this walk's."""
+        """A start walk begins at the first follower: followers who follow from now on mark the
+        match again (and get a walk of their own); those before are this walk's. A retry resuming
+        at its cursor must not call this: followers behind it are not its."""
 
         async def clear(conn: AsyncConnection, _: bool) -> None:
             await conn.execute(
