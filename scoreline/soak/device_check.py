@@ -530,7 +530,13 @@ class DeviceLedger:
     ) -> list[int]:
         """The key-moment versions this activity is owed (rule 2)."""
         key = (report.fixture_id, report.generation)
-        moments = {**facts.alerts.get(key, {}), **self._alerts.get(key, {})}
+        # A moment's fan-out began at its first claim (Postgres) or, for one Postgres does not
+        # show, its first push (the journal): whichever is earlier, as a claim precedes its push.
+        claimed, pushed = facts.alerts.get(key, {}), self._alerts.get(key, {})
+        moments = {
+            version: min(claimed.get(version, at), pushed.get(version, at))
+            for version, at in {**claimed, **pushed}.items()
+        }
         starter = self._logs.get(phone.push_to_start_token.lower(), _TokenLog())
         shown = starter.start_versions.get(key)
         end = log.end_versions[0] if log.end_versions else None

@@ -386,6 +386,28 @@ def test_a_key_moment_walked_before_the_token_got_an_older_push_is_not_owed() ->
     assert judge([phone(reported_at=T0 + 18), other], records, playing) == []
 
 
+def test_a_key_moment_claimed_before_the_token_was_reported_is_not_owed() -> None:
+    """The 30-minute soak's seed 29: a wicket's fan-out (version 11) claimed its 99 targets at
+    16:10:43.64, before this phone's token report landed; an older routine update claimed after
+    the report reached the token at 16:10:44.64, and the wicket's first push reached APNs only at
+    16:10:45.06. The check dated the fan-out by that push, not by its claim, and judged the
+    wicket owed to two phones its walk had passed. A fan-out begins at its first claim."""
+    other = phone(name="phone-2", starter=OTHER_STARTER, activity=OTHER_ACTIVITY)
+    claimed_first = MatchFacts(kicked_off=frozenset({FIXTURE}), alerts={(FIXTURE, 1): {11: T0 + 19}})
+    records: list[Push | Unregister] = [
+        start(1, T0 + 1),
+        start(2, T0 + 1, token=OTHER_STARTER),
+        update(3, T0 + 20, 6, timestamp=T0 + 10),
+        update(4, T0 + 21, 11, token=OTHER_ACTIVITY, alert=True),
+    ]
+    claimed_later = MatchFacts(kicked_off=frozenset({FIXTURE}), alerts={(FIXTURE, 1): {11: T0 + 20.5}})
+
+    assert judge([phone(reported_at=T0 + 19.5), other], records, claimed_first) == []
+    assert judge([phone(reported_at=T0 + 19.5), other], records, claimed_later) == [
+        f"{ALERT_MISSING}: version 11"
+    ]
+
+
 def test_an_update_older_than_one_before_it_is_a_violation() -> None:
     records: list[Push | Unregister] = [
         *match()[:4],
