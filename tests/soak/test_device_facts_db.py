@@ -4,25 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
 
 import asyncpg
-import pytest_asyncio
 
-from scoreline.db.urls import asyncpg_dsn
 from scoreline.soak import devices
 from tests.push import seed
 
 CLOCK = r"\d\d:\d\d:\d\d\.\d{3}"
-
-
-@pytest_asyncio.fixture
-async def db(database_url: str) -> AsyncIterator[asyncpg.Connection]:
-    connection = await asyncpg.connect(asyncpg_dsn(database_url))
-    try:
-        yield connection
-    finally:
-        await connection.close()
 
 
 async def test_each_follow_says_its_activities_claims_token_and_the_matchs_mark(
