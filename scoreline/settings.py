@@ -19,6 +19,7 @@ from scoreline.durations import Duration, DurationList, OptionalDuration
 
 DEFAULT_DATA_DIR = Path(".scoreline")
 ENV_FILE_NAME = "env"
+PRODUCTION_API_METRICS_ADDRESS = "127.0.0.1:9100"
 
 
 class Environment(StrEnum):
@@ -103,6 +104,8 @@ class Settings(BaseSettings):
     la_renew_after: Duration = timedelta(hours=7, minutes=30)
     # Follow and unfollow calls one device may make per minute (429 with Retry-After beyond).
     follow_rate_limit: int = Field(default=30, ge=1)
+    # Device registrations one client address may make per minute (429 with Retry-After beyond).
+    device_registration_rate_limit: int = Field(default=20, ge=1)
     # Live Activity sender: which device environment this deployment's APNS_URL serves, the
     # connection pool, and how many pushes one fan-out has in flight / loads per batch.
     apns_environment: Literal["sandbox", "production"] = "sandbox"
@@ -113,6 +116,8 @@ class Settings(BaseSettings):
 
     api_host: str = "127.0.0.1"
     api_port: int = 8000
+    # The largest request body any write route reads (413 beyond, judged before reading it).
+    api_max_body_bytes: int = Field(default=64 * 1024, ge=1024)
     # How long the API waits for a desk command's answer before answering `try_again` (503); the
     # command stays in flight, and a resend with the same key attaches to it.
     command_answer_timeout: Duration = timedelta(seconds=5)
@@ -132,6 +137,10 @@ class Settings(BaseSettings):
     live_keepalive_interval: Duration = timedelta(seconds=15)
     live_client_queue: int = Field(default=256, ge=1)
     live_redis_fanout: bool = True
+    # Open SSE and WebSocket connections one API process keeps, in all and per client address;
+    # one more is refused (SSE 503/429 with Retry-After, WebSocket close 1013).
+    live_max_connections: int = Field(default=20_000, ge=1)
+    live_max_connections_per_client: int = Field(default=100, ge=1)
 
     # Metrics (`scoreline.metrics`, `api.metrics`). The worker and the feed builder serve
     # Prometheus on these host:port addresses (empty: no exporter). The API serves `/metrics` on
@@ -159,25 +168,28 @@ class Settings(BaseSettings):
 
     @model_validator(mode="before")
     @classmethod
-    def _no_other_origin_by_default_in_production(cls, data: Any) -> Any:
-        """Development's `*` is no default for production: there, only the origins named."""
-        if (
+    def _production_defaults(cls, data: Any) -> Any:
+        """Development's defaults that would expose too much in production: there, no other
+        origin's browser reads the API unless named, and `/metrics` is off the public port (on
+        `PRODUCTION_API_METRICS_ADDRESS`, which no ingress routes to) unless an address is set."""
+        if not (
             isinstance(data, dict)
             and str(data.get("scoreline_env", "")).lower() == Environment.PRODUCTION.value
-            and "api_cors_origins" not in data
         ):
-            return {**data, "api_cors_origins": ""}
-        return data
+            return data
+        defaults = {"api_cors_origins": "", "api_metrics_address": PRODUCTION_API_METRICS_ADDRESS}
+        return {**defaults, **data}
 
     @model_validator(mode="after")
     def _production_needs_real_services(self) -> Self:
         """Refuse to start a production process that would fail later, request by request.
 
-        Without the APNs signing key every push with a target fails for good (`ApnsConfigError`),
-        so a missing key is a start-up error here rather than a warning per push.
+        The APNs signing key is not required here: only the worker pushes, and it refuses to start
+        without one (`workers.main`); the API and the other processes run without the key. A key
+        path that is set must still name a file.
         """
         if self.scoreline_env is Environment.PRODUCTION:
-            required = ("database_url", "redis_url", "apns_key_path")
+            required = ("database_url", "redis_url")
             missing = [name for name in required if getattr(self, name) is None]
             if missing:
                 raise ValueError(f"production needs {', '.join(n.upper() for n in missing)}")

@@ -164,6 +164,7 @@ async def run(settings: Settings) -> None:
 
     With `WORKER_METRICS_ADDRESS` set, the SDK's metrics and ours are served there.
     """
+    _require_the_apns_key_in_production(settings)
     # The workflow's identity travels as the `temporal_workflow` field (see `scoreline.logging`),
     # not appended to every message, so a line's `event` stays the text the code wrote.
     workflow.logger.workflow_info_on_message = False
@@ -189,6 +190,14 @@ async def run(settings: Settings) -> None:
             await stop.wait()
         finally:
             log.info("worker stopping")
+
+
+def _require_the_apns_key_in_production(settings: Settings) -> None:
+    """The worker is the one process that pushes: in production, without the APNs signing key every
+    push with a target would fail for good (`ApnsConfigError`), one warning per push, so a missing
+    key is a start-up error instead (the API and the other processes never need it)."""
+    if settings.is_production and settings.apns_key_path is None:
+        raise RuntimeError("the production worker needs APNS_KEY_PATH (the APNs .p8 signing key)")
 
 
 def _warn_if_the_board_outspends_the_budget(settings: Settings) -> None:

@@ -113,17 +113,3 @@ def test_third_party_services_use_only_their_own_variables() -> None:
         if name in OURS or name in ("temporal-ui",):
             continue
         assert set(spec.get("environment", {})) <= THIRD_PARTY_ENV, name
-
-
-PRODUCTION = sorted(
-    name for name, spec in OURS.items() if spec.get("environment", {}).get("SCORELINE_ENV") == "production"
-)
-
-
-@pytest.mark.parametrize("service", PRODUCTION)
-def test_production_services_get_the_apns_signing_key(service: str) -> None:
-    """Production Settings refuse to build without APNS_KEY_PATH, so each such service mounts the key there."""
-    spec = OURS[service]
-    assert spec["environment"]["APNS_KEY_PATH"] == "/run/secrets/apns_key"
-    assert "apns_key" in spec["secrets"]
-    assert "apns_key" in COMPOSE["secrets"]
