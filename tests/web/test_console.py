@@ -78,3 +78,45 @@ async def test_an_operator_makes_and_revokes_a_desk_token_switches_the_mode_and_
     finally:
         await console.close()
         await desk.close()
+
+
+async def test_a_cricket_row_reads_like_a_scoreboard(road: Road, browser: Browser) -> None:
+    """A live cricket match shows the batting side's runs/wickets (overs), and the target in a
+    chase, on loading and as balls come in. Failed before: the row read `16-0` (home runs, away runs)."""
+    fixture_id = await road.fixture(sport="cricket")
+    token = await road.desk(fixture_id)
+    seq = 0
+
+    async def score(code: str, body: dict[str, object] | None = None) -> None:
+        nonlocal seq
+        answer = await road.send(token, fixture_id, code, body or {}, saw=seq)
+        assert answer.json()["outcome"] == "accepted", answer.text
+        seq = answer.json()["seq"]
+
+    await score(
+        "cricket.innings_start",
+        {"batting": "home", "striker_id": 101, "non_striker_id": 102, "bowler_id": 211},
+    )
+    for runs in (6, 4, 0, 1, 4):
+        await score("cricket.ball", {"runs": runs, **({"boundary": "six"} if runs == 6 else {})})
+    await score("cricket.ball", {"wicket": {"kind": "bowled", "new_batter_id": 103}})
+    await score("cricket.over_end")
+    await score("cricket.bowler_change", {"bowler_id": 210})
+    await score("cricket.ball", {"runs": 1})
+    console = await ConsoleScreen.open(browser)
+    try:
+        await console.sign_in(road.url, road.operator_token)
+        cell = console.row(fixture_id).locator(".score")
+        await expect(cell).to_have_text("16/1 (1.1)")
+        await score("cricket.innings_end")
+        await score(
+            "cricket.innings_start",
+            {"batting": "away", "striker_id": 201, "non_striker_id": 202, "bowler_id": 111},
+        )
+        await score("cricket.ball", {"runs": 4, "boundary": "four"})
+        await score("cricket.ball", {"wicket": {"kind": "caught", "fielder_id": 105, "new_batter_id": 203}})
+        await expect(cell).to_have_text("4/1 (0.2) \u00b7 target 17")
+        await console.screenshot("console-cricket-laptop")
+        assert console.errors == []
+    finally:
+        await console.close()

@@ -1,14 +1,16 @@
 // The operator console: every match (state, mode, version, last change, Live Activities, its
 // workflow in the Temporal UI) and, per match, the scoring mode switch, a replay, and its desks
 // with their tokens. Scores and states move live from `/v1/stream?matches=live`; the rest of a
-// row (modes, counts) is re-read shortly after any change and every 15 s.
+// row (modes, counts) is re-read shortly after any change and every 15 s. A cricket row reads like
+// a scoreboard: `/v1/console/matches` carries only each side's runs, so its innings and target come
+// from the match's public view (the stream's values, else `GET /v1/matches/{id}`).
 
 import { call, request, ApiError } from "../shared/http.js";
 import { h, byId, replace } from "../shared/dom.js";
 import { loadToken, saveToken, forgetToken, looksLike } from "../shared/tokens.js";
 
 const REFRESH_MS = 15000;
-const state = { token: loadToken("operator"), matches: [], open: new Set(), desks: new Map(), tokens: new Map(), notes: new Map() };
+const state = { token: loadToken("operator"), matches: [], open: new Set(), desks: new Map(), tokens: new Map(), notes: new Map(), views: new Map() };
 let refreshTimer = null;
 let started = false;
 
@@ -63,6 +65,7 @@ async function refresh() {
     const answer = await api("/v1/console/matches");
     state.matches = answer.matches;
     for (const id of state.open) await loadDesks(id);
+    await loadCricketViews();
     draw();
     byId("connection").dataset.state = "live";
   } catch (error) {
@@ -80,6 +83,22 @@ function soon() {
 async function loadDesks(id) {
   const answer = await api(`/v1/console/matches/${id}/desks`);
   state.desks.set(id, answer.desks);
+}
+
+// The views of cricket matches whose latest version the stream has not brought (loaded, or not live).
+async function loadCricketViews() {
+  const stale = state.matches.filter((m) => m.sport === "cricket" && (state.views.get(m.id)?.version ?? -1) < m.version);
+  await Promise.all(stale.map(async (m) => {
+    try {
+      remember(m.id, await call(`/v1/matches/${m.id}`));
+    } catch {
+      // The row keeps its last view, or a dash, until the next refresh.
+    }
+  }));
+}
+
+function remember(id, view) {
+  if ((state.views.get(id)?.version ?? -1) <= view.version) state.views.set(id, view);
 }
 
 // --- actions ------------------------------------------------------------------------------------
@@ -152,6 +171,16 @@ function ago(iso) {
   return new Date(iso).toLocaleString();
 }
 
+function scoreText(match) {
+  if (match.sport !== "cricket") return `${match.score.home}–${match.score.away}`;
+  const view = state.views.get(match.id);
+  const innings = view && view.innings ? view.innings : [];
+  const current = innings.findLast((each) => each.side === view.batting_side) || innings.at(-1);
+  if (!current) return "—";
+  const chasing = current.target !== null && !view.result;
+  return `${current.runs}/${current.wickets} (${current.overs})${chasing ? ` · target ${current.target}` : ""}`;
+}
+
 function draw() {
   const rows = [];
   for (const match of state.matches) {
@@ -161,7 +190,7 @@ function draw() {
       h("tr", { "data-fixture": match.id },
         h("td", { class: "name", "data-label": "Match" }, match.name, h("span", { class: "sub" }, `${match.sport}${match.competition ? ` · ${match.competition}` : ""} · ${match.id}`)),
         h("td", { class: "state", "data-label": "State" }, match.state.replaceAll("_", " ")),
-        h("td", { class: "num score", "data-label": "Score" }, `${match.score.home}–${match.score.away}`),
+        h("td", { class: "num score", "data-label": "Score" }, scoreText(match)),
         h("td", { class: "mode", "data-mode": match.mode, "data-label": "Mode" }, match.mode),
         h("td", { class: "num version", "data-label": "Version" }, `v${match.version}`),
         h("td", { class: "changed", "data-label": "Last change" }, h("time", { datetime: match.last_change || "" }, ago(match.last_change))),
@@ -246,16 +275,15 @@ function follow() {
   const source = new EventSource("/v1/stream?matches=live");
   source.addEventListener("value", (event) => {
     const value = JSON.parse(event.data);
+    remember(value.fixture_id, value.match);
     const match = state.matches.find((m) => m.id === value.fixture_id);
     if (match && value.version > match.version) {
       match.version = value.version;
       match.score = value.match.score;
       match.state = value.match.state;
       match.last_change = value.match.updated_at;
-      draw();
-    } else if (!match) {
-      soon();
     }
+    if (match) draw();
     soon();
   });
   source.onopen = () => {
