@@ -6,8 +6,15 @@ issue or one that was rotated away: 401 `invalid_token`; a valid token of anothe
 `other_device`. Bad input is refused before anything is written: 422 `validation_error` naming the
 field (APNs tokens are 64 to 200 hex digits), 413 `payload_too_large` for a body over
 `MAX_BODY_BYTES` (declared or counted as it arrives, so a chunked body cannot slip past), 404
-`fixture_not_found`, 404 `live_activity_not_found` (a report naming a generation never started),
-409 `live_activity_ended`.
+`fixture_not_found`, 409 `not_following` (a Live Activity report for a match the device does not
+follow), 404 `live_activity_not_found` (a report naming a generation Scoreline never started), 409
+`live_activity_ended`.
+
+Limits (429 `too_many_requests` with `Retry-After`, nothing done): `POST /v1/devices` at most
+`device_registration_rate_limit` a minute per client address (an IPv6 client counts as its /64),
+follows and unfollows at most `follow_rate_limit` a minute per device. The client address is the
+connection's peer as the ASGI server gives it: behind a proxy, uvicorn takes it from
+`X-Forwarded-For` only when the proxy is one of `FORWARDED_ALLOW_IPS` (default 127.0.0.1).
 
 A follower may have several Live Activities for one fixture in turn, numbered by `generation`: a
 match that outlives Apple's 8-hour cap gets its activity ended and a new one started before it, a
@@ -44,7 +51,7 @@ from api.errors import ApiError
 from api.resources import Resources
 from domain.failures import UnknownFixture
 from scoreline.devices import store
-from scoreline.devices.rate_limit import FollowRateLimit
+from scoreline.devices.rate_limit import MinuteRateLimit, address_subject
 from scoreline.devices.tokens import APNS_TOKEN_PATTERN, device_of, matches
 from scoreline.logging import get_logger
 
@@ -140,8 +147,9 @@ class ActivityToken(_Body):
     push_token: ApnsToken
     """The activity's update token (ActivityKit `pushTokenUpdates`)."""
     generation: Annotated[int, Field(ge=1, le=2**31 - 1)] | None = None
-    """The `generation` of the push-to-start's attributes (absent there: 1). Left out: the newest
-    activity of the device for this fixture."""
+    """The `generation` of the push-to-start's attributes (absent there: 1); one Scoreline never
+    push-started to this device is 404. Left out: the newest activity of the device for this
+    fixture, or, with none, the app's own (generation 1)."""
 
 
 class LiveActivity(BaseModel):
@@ -201,6 +209,31 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
+async def _spend(limit: MinuteRateLimit, subject: str, rule: str) -> None:
+    """Count one call against `limit`; past it, 429 `too_many_requests` saying `rule` and when to retry."""
+    wait = await limit.spend(subject)
+    if wait is not None:
+        seconds = max(1, math.ceil(wait))
+        raise ApiError(
+            429,
+            "too_many_requests",
+            f"{rule}; try again in {seconds} s",
+            headers={"Retry-After": str(seconds)},
+        )
+
+
+async def _registration_within_rate(request: Request, resources: ResourcesDep) -> None:
+    """Every `POST /v1/devices` from the client's address counts, whatever it comes to: each new
+    device is one more token any match's pushes can be aimed at. A dependency of the route, so it
+    runs before the body is validated and a malformed flood counts too."""
+    per_minute = resources.settings.device_registration_rate_limit
+    await _spend(
+        MinuteRateLimit(resources.redis, "registrations", per_minute),
+        address_subject(None if request.client is None else request.client.host),
+        f"at most {per_minute} device registrations a minute from one address",
+    )
+
+
 @router.post(
     "",
     status_code=status.HTTP_201_CREATED,
@@ -209,7 +242,9 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         200: {"model": DeviceCredentials, "description": "A known install, with its token: new token."},
         401: {"description": "A malformed Authorization header."},
         409: {"description": "A known install without its current device token: nothing changed."},
+        429: {"description": "Too many registrations from this client address; see Retry-After."},
     },
+    dependencies=[Depends(_registration_within_rate)],
 )
 async def register(
     body: DeviceRegistration, engine: EngineDep, request: Request, response: Response
@@ -278,17 +313,12 @@ async def follow(
 
 
 async def _within_rate(resources: Resources, device_id: uuid.UUID) -> None:
-    limit = FollowRateLimit(resources.redis, resources.settings.follow_rate_limit)
-    wait = await limit.spend(device_id)
-    if wait is not None:
-        seconds = max(1, math.ceil(wait))
-        raise ApiError(
-            429,
-            "too_many_requests",
-            f"at most {resources.settings.follow_rate_limit} follow or unfollow calls a minute; "
-            f"try again in {seconds} s",
-            headers={"Retry-After": str(seconds)},
-        )
+    per_minute = resources.settings.follow_rate_limit
+    await _spend(
+        MinuteRateLimit(resources.redis, "follows", per_minute),
+        str(device_id),
+        f"at most {per_minute} follow or unfollow calls a minute",
+    )
 
 
 async def _tell_the_match(resources: Resources, fixture_id: int) -> None:
@@ -325,8 +355,8 @@ async def unfollow(
     response_model=LiveActivity,
     responses={
         **_ERRORS,
-        404: {"description": "No such fixture, or no such generation of its activity."},
-        409: {"description": "That activity ended."},
+        404: {"description": "No such fixture, or a generation of its activity Scoreline never started."},
+        409: {"description": "The device does not follow the fixture, or that activity ended."},
     },
 )
 async def report_live_activity(
@@ -335,14 +365,19 @@ async def report_live_activity(
     body: ActivityToken,
     engine: EngineDep,
 ) -> LiveActivity:
-    """The update token of this device's activity for the fixture (of `generation`, or the newest);
-    the activity becomes `active`."""
+    """The update token of this device's activity for a fixture it follows (of `generation`, which
+    Scoreline push-started, or the newest, or the app's own); the activity becomes `active`."""
     try:
         row = await store.report_activity_token(
             engine, device_id, fixture_id, body.push_token.lower(), body.generation
         )
     except UnknownFixture as error:
         raise _no_fixture(fixture_id) from error
+    except store.NotFollowingError as error:
+        log.info(
+            "devices.report_refused", reason="not_following", device_id=str(device_id), fixture_id=fixture_id
+        )
+        raise ApiError(409, "not_following", f"this device does not follow fixture {fixture_id}") from error
     except store.UnknownActivityError as error:
         raise ApiError(404, "live_activity_not_found", str(error)) from error
     except store.ActivityEndedError as error:

@@ -66,7 +66,12 @@ class ActivityEndedError(RuntimeError):
 
 
 class UnknownActivityError(LookupError):
-    """The report names a generation of the device's activity for this fixture that was never started."""
+    """The report names a generation of the device's activity for this fixture that Scoreline never
+    push-started."""
+
+
+class NotFollowingError(LookupError):
+    """The device does not follow the fixture: no activity of it is pushed to."""
 
 
 async def register(engine: AsyncEngine, registration: Registration, token: str | None) -> Registered:
@@ -242,21 +247,30 @@ async def report_activity_token(
 ) -> ActivityRow:
     """The app's update token for its activity of `fixture_id`: the activity is now `active`.
 
+    Only a follower's report is taken: every change of the match is pushed to an active token, so
+    a token reported for a match the device does not follow would let anyone aim the fan-outs at
+    any number of tokens (issue 33). The follow is locked until the report commits, so an unfollow
+    cannot slip between them.
+
     A follower may have several activities for one fixture in turn (`live_activity.generation`: a
     long match renews its activity before Apple's 8-hour cap, a Test ends the day's at stumps).
-    The report is for `generation`, the one its push-to-start's attributes named; without it, for
-    the newest. So a late report for an ended activity (its token rotated just before the end)
-    that names its generation is refused, and never revives it nor lands on its successor. With no
-    activity stored at all the app started one itself: generation 1 is created. A report for the
-    activity that runs replaces the token (ActivityKit rotated it).
+    A report naming `generation` is for the push-to-start whose attributes carried it: Scoreline's
+    start walk made that row before it sent the start, so without the row Scoreline never started
+    it and the report is refused. So a late report for an ended activity (its token rotated just
+    before the end) is refused too, and never revives it nor lands on its successor. A report
+    without a generation is for the newest; with no activity stored at all the app started one
+    itself (as the start walk allows: it never starts a second over it), and generation 1 is
+    created. A report for the activity that runs replaces the token (ActivityKit rotated it).
 
     Raises:
         UnknownFixture: No such fixture.
+        NotFollowingError: The device does not follow the fixture.
         ActivityEndedError: That activity has ended already.
-        UnknownActivityError: `generation` names an activity that was never started.
+        UnknownActivityError: `generation` names an activity Scoreline never started for the device.
     """
     async with engine.begin() as conn:
         await _require_fixture(conn, fixture_id)
+        await _require_follow(conn, device_id, fixture_id)
         stored = (
             await conn.execute(
                 text(
@@ -268,8 +282,8 @@ async def report_activity_token(
             )
         ).all()
         chosen = next((r for r in stored if generation in (None, r.generation)), None)
-        if chosen is None and (stored or generation not in (None, 1)):
-            raise UnknownActivityError(f"no live activity {generation} for fixture {fixture_id}")
+        if chosen is None and generation is not None:
+            raise UnknownActivityError(f"no live activity {generation} for fixture {fixture_id} was started")
         if chosen is not None and chosen.status == "ended":
             raise ActivityEndedError(f"the live activity for fixture {fixture_id} has ended")
         # New (the app's own), or the chosen one: an activity the fan-out inserted meanwhile is
@@ -322,6 +336,15 @@ async def _require_fixture(conn: AsyncConnection, fixture_id: int) -> None:
     found = await conn.execute(text("SELECT 1 FROM fixture WHERE id = :id"), {"id": fixture_id})
     if found.first() is None:
         raise UnknownFixture(f"no fixture {fixture_id}")
+
+
+async def _require_follow(conn: AsyncConnection, device_id: uuid.UUID, fixture_id: int) -> None:
+    found = await conn.execute(
+        text("SELECT 1 FROM follow WHERE device_id = :device_id AND fixture_id = :fixture_id FOR KEY SHARE"),
+        {"device_id": device_id, "fixture_id": fixture_id},
+    )
+    if found.first() is None:
+        raise NotFollowingError(f"the device does not follow fixture {fixture_id}")
 
 
 def _activity(row: Any) -> ActivityRow:

@@ -25,7 +25,7 @@ from domain.pushes import LiveState, PushInput
 from scoreline.settings import Settings
 from tests.push import seed
 from tests.push.simulator import PushSim
-from tests.push.test_devices_api import register
+from tests.push.test_devices_api import follow, register
 from tests.push.workflow import push_worker, run_push
 from tests.support.http import serve
 
@@ -121,6 +121,7 @@ async def test_a_report_attaches_to_its_generation_and_never_revives_an_ended_on
     nothing; one naming 2 (or none) makes 2 active; one naming 3 is 404; the listing shows both."""
     await seed.fixture(db)
     device, auth = await register(api)
+    await follow(api, device, auth)
     await db.execute(
         """INSERT INTO live_activity (device_id, fixture_id, generation, status, started_at, ended_at)
         VALUES ($1::uuid, $2, 1, 'ended', now(), now()), ($1::uuid, $2, 2, 'pending', now(), NULL)""",
@@ -160,13 +161,18 @@ async def test_a_report_attaches_to_its_generation_and_never_revives_an_ended_on
 async def test_an_activity_the_app_started_itself_is_the_first_generation(
     api: httpx.AsyncClient, db: asyncpg.Connection
 ) -> None:
-    """No row yet: a report without a generation, or naming 1, creates generation 1; naming 2 is 404."""
+    """A follower with no row yet: a report without a generation creates generation 1; one naming a
+    generation (2, or 1) claims a push-to-start Scoreline never sent it and is 404."""
     await seed.fixture(db)
     device, auth = await register(api)
+    await follow(api, device, auth)
     path = f"/v1/devices/{device}/live-activities/{seed.FIXTURE_ID}"
-    later = await api.put(path, json={"push_token": seed.apns_token(), "generation": 2}, headers=auth)
-    assert (later.status_code, later.json()["error"]["code"]) == (404, "live_activity_not_found")
-    own = await api.put(path, json={"push_token": seed.apns_token(), "generation": 1}, headers=auth)
+    for generation in (2, 1):
+        named = await api.put(
+            path, json={"push_token": seed.apns_token(), "generation": generation}, headers=auth
+        )
+        assert (named.status_code, named.json()["error"]["code"]) == (404, "live_activity_not_found")
+    own = await api.put(path, json={"push_token": seed.apns_token()}, headers=auth)
     assert own.status_code == 200
     assert (own.json()["generation"], own.json()["status"]) == (1, "active")
     assert await db.fetchval("SELECT count(*) FROM live_activity") == 1

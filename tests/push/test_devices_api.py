@@ -48,6 +48,14 @@ async def register(api: httpx.AsyncClient, **overrides: Any) -> tuple[str, dict[
     return body["id"], {"authorization": f"Bearer {body['token']}"}
 
 
+async def follow(api: httpx.AsyncClient, device: str, auth: dict[str, str]) -> None:
+    """The device follows `seed.FIXTURE_ID`: only a follower's Live Activity token is taken."""
+    response = await api.post(
+        f"/v1/devices/{device}/follows", json={"fixture_id": seed.FIXTURE_ID}, headers=auth
+    )
+    assert response.status_code == 201, response.text
+
+
 async def count(db: asyncpg.Connection, table: str) -> int:
     return int(await db.fetchval(f"SELECT count(*) FROM {table}"))
 
@@ -177,6 +185,7 @@ async def test_reporting_an_activity_token_makes_the_activity_active(
     """pending → active with the update token; unknown fixture 404, bad token 422, ended 409; all listed."""
     await seed.fixture(db)
     device, auth = await register(api)
+    await follow(api, device, auth)
     await db.execute(
         "INSERT INTO live_activity (device_id, fixture_id, started_at) VALUES ($1::uuid, $2, now())",
         device,

@@ -63,7 +63,11 @@ async def test_ten_thousand_follow_and_unfollow_calls_start_each_device_once_and
     ends up with exactly one push-to-start, the match workflow is still running, and its history
     holds a few hundred events, not one per follow. On the main of 2026-12-01 every new follow was
     a signal and a full walk queued in the workflow (5,000 of them here)."""
-    settings = push_settings.model_copy(update={"follow_rate_limit": 10_000})
+    # 100 phones register from this one address in a second: more than a client address may
+    # register in a minute, and the registration limit is not what this test is about.
+    settings = push_settings.model_copy(
+        update={"follow_rate_limit": 10_000, "device_registration_rate_limit": DEVICES}
+    )
     async with desk_road(settings, database_url, temporal_client) as road:
         fixture_id = await road.fixture()
         desk = Desk(road, fixture_id, await road.desk(fixture_id))
