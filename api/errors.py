@@ -5,9 +5,9 @@ each bad field with its path (`body.input.minute`) so a desk can point at it.
 
 An exception no handler knows is answered by `UnhandledErrors` as a 500 `internal_error`: its text
 stays in the log (it may name hosts, SQL or secrets), the client gets the trace id to quote. One
-kind is not our bug: Postgres or Redis out of reach (restarting, a network cut) is a 503
-`unavailable` with `Retry-After`, which every client resends (a 500 makes the desk app give a tap
-up as refused).
+kind is not our bug: Postgres or Redis out of reach (restarting, a network cut), or every
+connection of the pool busy, is a 503 `unavailable` with `Retry-After`, which every client resends
+(a 500 makes the desk app give a tap up as refused).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from scoreline.logging import get_logger
-from scoreline.outages import is_outage
+from scoreline.outages import is_outage, is_pool_exhausted
 from scoreline.tracing import current_trace_id
 
 _CODES = {
@@ -59,8 +59,22 @@ class ApiError(Exception):
         self.extra = extra
 
 
+class InvalidFields(StarletteHTTPException):
+    """A 422 `validation_error` naming its fields, raised where FastAPI lets only a Starlette
+    `HTTPException` through (an ASGI guard's `receive`, read inside FastAPI's body parsing)."""
+
+    def __init__(self, fields: list[dict[str, str]]) -> None:
+        super().__init__(422, f"invalid request: {fields[0]['path']}")
+        self.fields = fields
+
+
 def error_body(code: str, message: str, **extra: Any) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, **extra}}
+
+
+def invalid_fields_response(error: InvalidFields) -> JSONResponse:
+    """The 422 body FastAPI's own validation gets, for a guard answering before any route."""
+    return JSONResponse(error_body("validation_error", error.detail, fields=error.fields), status_code=422)
 
 
 def _field_path(location: tuple[int | str, ...] | list[int | str]) -> str:
@@ -86,6 +100,11 @@ async def _http_error(_: Request, error: Exception) -> JSONResponse:
     return JSONResponse(
         error_body(code, message), status_code=error.status_code, headers=getattr(error, "headers", None)
     )
+
+
+async def _invalid_fields(_: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, InvalidFields)
+    return invalid_fields_response(error)
 
 
 async def _api_error(_: Request, error: Exception) -> JSONResponse:
@@ -122,16 +141,16 @@ class UnhandledErrors:
         try:
             await self.app(scope, receive, watching_send)
         except Exception as error:
-            if is_outage(error) and not started:
+            busy = is_pool_exhausted(error)
+            if (busy or is_outage(error)) and not started:
                 log.warning(
-                    "api.store_unavailable",
+                    "api.pool_exhausted" if busy else "api.store_unavailable",
                     method=scope["method"],
                     path=scope["path"],
                     error=str(error)[:200],
                 )
-                body = error_body(
-                    "unavailable", "a store is out of reach right now; send the same request again"
-                )
+                cause = "the server is busy" if busy else "a store is out of reach"
+                body = error_body("unavailable", f"{cause} right now; send the same request again")
                 headers = {"Retry-After": str(OUTAGE_RETRY_AFTER_SECONDS)}
                 await JSONResponse(body, status_code=503, headers=headers)(scope, receive, send)
                 return
@@ -150,5 +169,6 @@ def install_error_handlers(app: FastAPI) -> None:
     added later wraps what was added before, and the catch-all must run inside the trace."""
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(InvalidFields, _invalid_fields)
     app.add_exception_handler(ApiError, _api_error)
     app.add_middleware(UnhandledErrors)

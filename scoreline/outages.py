@@ -1,7 +1,8 @@
 """Telling a store out of reach (restarting, a network cut) from a request or query gone wrong.
 
-The API answers the first 503 with `Retry-After` instead of 500; the push fan-out's statements
-wait it out (`activities.push.store.OUTAGE_PATIENCE_S`) rather than fail the attempt.
+The API answers the first, and a connection pool with no connection free, 503 with `Retry-After`
+instead of 500; the push fan-out's statements wait an outage out
+(`activities.push.store.OUTAGE_PATIENCE_S`) rather than fail the attempt.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import asyncpg
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 
 def is_outage(error: BaseException) -> bool:
@@ -20,6 +22,13 @@ def is_outage(error: BaseException) -> bool:
     if isinstance(error, DBAPIError):
         return error.connection_invalidated or _lost_connection(error)
     return False
+
+
+def is_pool_exhausted(error: BaseException) -> bool:
+    """Every connection of the process's pool stayed in use for the pool's whole timeout
+    (`QueuePool limit ... reached`): nothing was sent to the store, and the same request a moment
+    later normally finds a connection."""
+    return isinstance(error, PoolTimeoutError)
 
 
 def is_lock_timeout(error: BaseException) -> bool:

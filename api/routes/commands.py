@@ -2,7 +2,7 @@
 
 Every answer has one body, `{outcome, seq?, answer?, reason?, changed?}`. It is an answer, not an
 error, so accepted, duplicate, refused and conflict are all 200; only `try_again` is 503 with
-`Retry-After`. Bad shapes are 422 with the field path and never reach the workflow.
+`Retry-After` (no answer in time, a store out of reach, or no pool connection free). Bad shapes are 422 with the field path and never reach the workflow.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from fastapi import APIRouter, Path
 from fastapi.responses import JSONResponse
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from api.auth import SenderDep, require_fixture
 from api.command_road import (
@@ -83,7 +84,7 @@ async def send_command(
         raise ApiError(404, "not_found", f"fixture {fixture_id} does not exist") from None
     except WorkflowRefused as error:
         raise _shape_error(error.path or "input", error.message) from None
-    except (NotAnswered, DBAPIError, OSError) as error:
+    except (NotAnswered, DBAPIError, PoolTimeoutError, OSError) as error:
         log.warning("command not answered in time", fixture_id=fixture_id, key=body.key, error=str(error))
         resources.metrics.commands.labels(Outcome.TRY_AGAIN.value).inc()
         return _try_again("no answer yet; send the same command again")
