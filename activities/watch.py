@@ -180,8 +180,8 @@ class ProviderUnconfigured(RuntimeError):
 
 
 PollOutcome = Literal["ok", "failed", "off_board", "deferred"]
-"""A poll's label: answered; the provider failed; off the board with no turn to fetch it; its
-reconcile turn given way to the budget."""
+"""A poll's label: answered; the provider failed; off the board with no turn to fetch it; given
+way to the hourly budget (tried again next turn)."""
 
 
 @dataclass(frozen=True)
@@ -348,9 +348,10 @@ class _Watch:
                 summary = await self.owner.ingest(snapshot, source, since=self.known.version)
                 if summary is None or (summary.pending_misses == 0 and not summary.desk_owned):
                     self.stored = snapshot
-            if fetched.outcome != "failed":
+            if fetched.outcome in ("ok", "off_board"):
                 # Polled means answered and ingested (or found already stored): a provider outage
-                # ages the match's poll, an unchanged answer does not.
+                # or a call kept back by the budget ages the match's poll, an unchanged answer
+                # does not.
                 shown = snapshot.state if snapshot is not None else self.known.state
                 state = summary.state if summary is not None else shown
                 self.owner.watched.polled(self.watch.fixture_id, in_play=state in PLAYING_STATES)
@@ -387,6 +388,11 @@ class _Watch:
                 return _Fetched(await self.client.fixture(fixture_id), "live")
             # Before kick-off or settling after the end: its reconcile turn fetches it.
             return _Fetched(None, "live", outcome="off_board")
+        except ProviderBudgetSpent as error:
+            # Not a failure: the budget keeps this call for later (counted in
+            # `scoreline_provider_budget_refused`, said once at start when the plan is small).
+            log.debug("poll deferred: the hourly budget is short", fixture_id=fixture_id, entity=error.entity)
+            return _Fetched(None, "live", outcome="deferred")
         except ProviderError as error:
             # The client already retried and its breaker guards the provider; the last known
             # state stays served and the next poll tries again.

@@ -24,6 +24,7 @@ from activities.commands.activities import CommandActivities
 from activities.fixture_sync import FixtureSyncActivities
 from activities.ingest.store import IngestStore
 from activities.probe import ProbeActivities
+from activities.provider.config import live_poll_interval
 from activities.push.fanout import FanoutConfig, PushActivities
 from activities.retention import RetentionActivities
 from activities.watch import PollingConfig, WatchActivities
@@ -100,7 +101,7 @@ def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) 
     pools = deps.pools
     store = IngestStore(pools.ingest)
     polling = PollingConfig(
-        live=settings.poll_interval_live,
+        live=live_poll_interval(settings),
         idle=settings.poll_interval_idle,
         reconcile=settings.reconcile_interval,
         stumps=settings.cricket_stumps_interval,
@@ -172,7 +173,7 @@ async def run(settings: Settings) -> None:
     if settings.worker_metrics_address:
         runtime = start_exporter("scoreline-worker", settings.worker_metrics_address)
     metrics().budget.set(settings.provider_hourly_budget)
-    _warn_if_the_board_outspends_the_budget(settings)
+    _report_the_live_cadence(settings)
     client = await connect_from(settings, runtime=runtime)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -200,18 +201,19 @@ def _require_the_apns_key_in_production(settings: Settings) -> None:
         raise RuntimeError("the production worker needs APNS_KEY_PATH (the APNs .p8 signing key)")
 
 
-def _warn_if_the_board_outspends_the_budget(settings: Settings) -> None:
-    """The live board is served first from the hourly budget: one that needs all of it leaves
-    nothing for the fixture sync, full-time fetches and reconciles, which then never run."""
-    live = settings.poll_interval_live
-    if live is None or live.total_seconds() <= 0:
+def _report_the_live_cadence(settings: Settings) -> None:
+    """Say once, and in the metrics, when the hourly budget cannot pay for `POLL_INTERVAL_LIVE`:
+    live matches are then polled at the slower cadence it pays for (`live_poll_interval`)."""
+    configured, effective = settings.poll_interval_live, live_poll_interval(settings)
+    if configured is None or effective is None or configured.total_seconds() <= 0:
         return
-    window = settings.provider_budget_window.total_seconds()
-    board = window / live.total_seconds()
-    if board >= 0.9 * settings.provider_hourly_budget:
+    stretch = effective / configured
+    metrics().live_poll_stretch.set(stretch)
+    if stretch > 1:
         log.warning(
-            "the live board alone spends most of the provider budget",
-            board_calls=round(board),
+            "the provider budget cannot pay for POLL_INTERVAL_LIVE; live matches are polled slower",
+            poll_interval_live=configured.total_seconds(),
+            polled_every=round(effective.total_seconds(), 3),
             budget=settings.provider_hourly_budget,
-            poll_interval_live=live.total_seconds(),
+            budget_window=settings.provider_budget_window.total_seconds(),
         )

@@ -2,16 +2,20 @@
 
 SportMonks counts calls per entity per hour (football: every fixture and livescore endpoint is the
 `Fixture` entity; Cricket v2 counts each endpoint) and answers 429 once a plan's 2,000-5,000 are
-spent. Scoreline spends less than that on purpose, and in order: the live board first (every
-live match depends on it), then urgent per-fixture calls (a match that left the board, a watch's
-first look), and reconciles last. A reconcile refused here is tried at its next turn, so when the
-budget is short reconcile intervals stretch instead of the provider throttling everything.
+spent. Scoreline spends less than that on purpose, and in order. The live board polls no faster
+than `BOARD_SHARE` of the budget pays for (`affordable_board_interval`: a plan smaller than the
+configured poll rate stretches the cadence instead of starving everything else). Urgent
+per-fixture calls (a match that left the board and needs its confirming fetch, a watch's first
+look) come ahead of the board, and reconciles last. A reconcile refused here is tried at its next
+turn, so when the budget is short reconcile intervals stretch instead of the provider throttling
+everything.
 
 The budget is a token bucket per entity in Redis, refilled continuously at `(calls - capacity)
 / window` calls a second up to `capacity` (a minute's worth of an hourly window), so no window,
-however it falls, holds more than `calls` calls. Each priority has a floor the bucket must stay above: reconciles
-stop at half the capacity, urgent calls at a quarter, the board at nothing, so the board always
-finds its call while the others use what is left. One Lua script reads, refills and takes
+however it falls, holds more than `calls` calls. Each priority has a floor the bucket must stay
+above: reconciles stop at half the capacity, the board at a quarter, urgent calls at nothing, so a
+match's confirming call always finds its token even when the board (or its retries) spends all it
+may. One Lua script reads, refills and takes
 atomically, on Redis's own clock, so workers need not agree on the time. Redis is the hot cache,
 never the truth: while it is unreachable each process keeps the same bucket in memory (the
 deployment may then overspend by its number of workers, which the provider's 429 handling and
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Literal
 
 import redis.asyncio as aioredis
@@ -38,8 +43,20 @@ Priority = Literal["board", "urgent", "deferrable"]
 REDIS_TIMEOUT = 1.0
 """A budget answer slower than this counts as Redis being away: every provider call waits on it."""
 
-FLOORS: dict[Priority, float] = {"board": 0.0, "urgent": 0.25, "deferrable": 0.5}
+FLOORS: dict[Priority, float] = {"urgent": 0.0, "board": 0.25, "deferrable": 0.5}
 """The share of the bucket's capacity each priority must leave behind."""
+
+BOARD_SHARE = 0.75
+"""The share of the budget the live board may spend; the rest pays for the per-fixture calls (the
+fixture sync, confirming fetches, reconciles) that no board poll can make."""
+
+
+def affordable_board_interval(configured: timedelta, calls: int, window: timedelta) -> timedelta:
+    """The live board's poll interval: `configured` when `calls` per `window` pay for it within
+    `BOARD_SHARE`, else stretched to what they pay for. The stretch is what keeps every match
+    reaching its end on a plan smaller than the poll rate: later, never starved."""
+    return max(configured, window / (calls * BOARD_SHARE))
+
 
 _TAKE = """
 local now = redis.call('TIME')

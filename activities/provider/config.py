@@ -8,8 +8,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Literal
 
+from activities.provider.budget import affordable_board_interval
 from scoreline.settings import Settings
 
 # SportMonks serves every sport under one host; the football API lives below this prefix.
@@ -103,10 +105,21 @@ class ProviderClientConfig:
     @classmethod
     def from_settings(cls, settings: Settings) -> ProviderClientConfig:
         """Token, timeout, breaker cool-down and poll interval from the settings; the rest defaults."""
-        live = settings.poll_interval_live
+        live = live_poll_interval(settings)
         return cls(
             token=settings.provider_token.get_secret_value(),
             timeout=settings.provider_timeout.total_seconds(),
             breaker=BreakerPolicy(cooldown=settings.provider_breaker_cooldown.total_seconds()),
             live_ttl=live.total_seconds() if live is not None else DEFAULT_LIVE_TTL,
         )
+
+
+def live_poll_interval(settings: Settings) -> timedelta | None:
+    """How often live matches are polled: `POLL_INTERVAL_LIVE`, stretched to what
+    `PROVIDER_HOURLY_BUDGET` pays for (None: polling is off)."""
+    configured = settings.poll_interval_live
+    if configured is None:
+        return None
+    return affordable_board_interval(
+        configured, settings.provider_hourly_budget, settings.provider_budget_window
+    )

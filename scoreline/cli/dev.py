@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -19,6 +20,9 @@ DEMO_RECORDINGS = ("football-three-matches.jsonl", "cricket-t20.jsonl.gz")
 DEMO_SPEED = 60.0
 """A recorded match lasts about 115 minutes of replay time: at 60x it plays in about two."""
 DEMO_START_IN = 10.0
+DEMO_PLAN_CALLS = 2000
+"""The provider plan the demo's workers spend (SportMonks' standard 2,000 calls an hour), counted
+per hour of the demo's clock: at 60x an hour of play is a minute, and so is the plan's window."""
 DEMO_TUNING = (
     # At 60x a real 2.5 s poll would be 150 s of match time: poll faster, settle full time sooner.
     ("POLL_INTERVAL_LIVE", "500ms"),
@@ -73,12 +77,18 @@ def dev(
 def demo(
     data_dir: DataDirOption = None,
     api_port: Annotated[int, typer.Option(help="API port (a free one if taken).")] = 8000,
+    speed: Annotated[
+        float, typer.Option(help="Replay speed (60: a match in about two minutes).", min=1.0)
+    ] = DEMO_SPEED,
 ) -> None:
     """`dev` with the bundled example matches at 60x plus one scored by a scripted desk, a line per change."""
-    from scoreline.devstack.stack import DevOptions, DevStack
+    from scoreline.devstack.stack import DevOptions, DevStack, ProviderPlan
 
     directory = (data_dir or DEFAULT_DATA_DIR).resolve()
-    options = DevOptions(directory, api_port, _bundled(), DEMO_SPEED, DEMO_START_IN, DEMO_TUNING)
+    plan = ProviderPlan(DEMO_PLAN_CALLS, timedelta(hours=1) / speed)
+    options = DevOptions(
+        directory, api_port, _bundled(), speed, DEMO_START_IN, DEMO_TUNING, provider_plan=plan
+    )
     code = asyncio.run(DevStack(options, _environment(directory)).run(on_ready=_demo_view))
     raise typer.Exit(code)
 

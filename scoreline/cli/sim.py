@@ -26,6 +26,14 @@ def provider(
     token: Annotated[
         str | None, typer.Option(help="API token clients must send (default PROVIDER_TOKEN).")
     ] = None,
+    plan_calls: Annotated[
+        int | None,
+        typer.Option(help="Calls each API allows per plan window (default: SportMonks' plans).", min=1),
+    ] = None,
+    plan_window: Annotated[
+        float,
+        typer.Option(help="The plan's counting window in real seconds (an hour at SportMonks).", min=0.001),
+    ] = 3600.0,
 ) -> None:
     """Serve a SportMonks-style API that replays recordings on a clock, with fault injection."""
     from simulators.provider.config import ProviderSimConfig
@@ -41,6 +49,7 @@ def provider(
             token=token or settings.provider_token.get_secret_value(),
             host=host,
             port=port,
+            plan=None if plan_calls is None else (plan_calls, plan_window),
         )
     )
 

@@ -64,6 +64,17 @@ class DevOptions:
     start_in: float = 30.0
     tuning: tuple[tuple[str, str], ...] = ()
     """Extra settings for the worker and API (the demo polls faster to keep up with 60x)."""
+    provider_plan: ProviderPlan | None = None
+    """The provider simulator's plan, which the workers' hourly budget then spends (None: the
+    simulator keeps SportMonks' plans and the workers the configured budget)."""
+
+
+@dataclass(frozen=True)
+class ProviderPlan:
+    """Calls per window the provider allows: one plan, told to the simulator and to our budget."""
+
+    calls: int
+    window: timedelta
 
 
 @dataclass(frozen=True)
@@ -340,6 +351,10 @@ class DevStack:
             "API_METRICS_ADDRESS": "",
             "ALERTMANAGER_URL": self.addresses.get("alertmanager", ""),
         }
+        plan = self.options.provider_plan
+        if plan is not None:
+            self.child_env["PROVIDER_HOURLY_BUDGET"] = str(plan.calls)
+            self.child_env["PROVIDER_BUDGET_WINDOW"] = f"{plan.window.total_seconds():g}s"
 
     def _scoreline(self, name: str, *args: str) -> ChildProcess:
         env = {
@@ -409,6 +424,9 @@ class DevStack:
         ]  # fmt: skip
         for recording in self.options.recordings:
             args += ["--recording", str(recording)]
+        plan = self.options.provider_plan
+        if plan is not None:
+            args += ["--plan-calls", str(plan.calls), "--plan-window", f"{plan.window.total_seconds():g}"]
         child = self._scoreline("provider", *args)
         await self._launch(child, lambda: health.http_problem(f"{self.addresses['provider']}/readyz"))
 

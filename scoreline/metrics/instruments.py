@@ -101,6 +101,12 @@ class ScorelineMetrics:
             "The hourly call budget per entity (PROVIDER_HOURLY_BUDGET).",
             "",
         )
+        self.live_poll_stretch: MetricGaugeFloat = m.create_gauge_float(
+            "scoreline_provider_live_poll_stretch",
+            "The live poll interval over POLL_INTERVAL_LIVE: above 1, the hourly budget cannot pay "
+            "for the configured cadence and live matches are polled that many times slower.",
+            "",
+        )
         # The ingest and the command road (activities.ingest, activities.commands).
         self.ingest_commit_duration: MetricHistogramTimedelta = m.create_histogram_timedelta(
             "scoreline_ingest_commit_duration", "Time to commit one provider snapshot's changes.", ""

@@ -22,6 +22,8 @@ class ProviderSimConfig:
         token: The only API token accepted (`api_token` query parameter or `Authorization`).
         host: Interface to listen on.
         port: TCP port to listen on.
+        plan: Calls per window of real seconds each API allows (football per entity, cricket per
+            endpoint); None keeps SportMonks' plans (Enterprise football, the cricket plan).
     """
 
     recordings: tuple[Path, ...]
@@ -30,3 +32,4 @@ class ProviderSimConfig:
     token: str = "dev-provider-token"
     host: str = "127.0.0.1"
     port: int = 8100
+    plan: tuple[int, float] | None = None

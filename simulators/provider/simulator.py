@@ -76,7 +76,7 @@ class Simulator:
         )
         if clock is None:
             clock = ReplayClock.starting_in(config.start_in, speed=config.speed)
-        return cls(
+        simulator = cls(
             config=config,
             clock=clock,
             replay=replay,
@@ -84,6 +84,11 @@ class Simulator:
             cricket=cricket,
             scores=score_table(cricket.score_rows()),
         )
+        if config.plan is not None:
+            calls, window = config.plan
+            for sport in ("football", "cricket"):
+                simulator.limit_rate(sport, calls, window)
+        return simulator
 
     def limiter(self, sport: Sport) -> RateLimiter:
         """The hourly budget of one API: football's per entity, cricket's per endpoint."""

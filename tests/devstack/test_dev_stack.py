@@ -232,6 +232,28 @@ def test_demo_shows_the_matches_being_played(data_dir: Path) -> None:
         _interrupt(stack)
 
 
+def test_demo_plays_every_match_to_its_end(data_dir: Path) -> None:
+    """`scoreline demo` (here at 120x, to keep it short) ends all five matches as recorded or
+    scripted and says `all matches are over`.
+
+    Before, the demo's 0.5 s live board outspent the default hourly budget and the board took
+    every call it refilled: the three football matches stayed live at 91'-93' for good, their
+    confirming call never sent."""
+    process = _start(data_dir, "--speed", "120", command="demo")
+    stack = RunningStack(process, _wait_ready(process, data_dir))
+    try:
+        seen = _lines_until(process, lambda line: line.startswith("all matches are over"), within=360)
+    finally:
+        _interrupt(stack)
+    assert seen[0].startswith("watching 5 match(es) at 120x (1 scored by a desk)")
+    finished = [line for line in seen if " finished " in line]
+    assert any("Riverside FC 3-1 Harbour United" in line for line in finished)
+    assert any("Eastfield Town 3-1 Westbrook City" in line for line in finished)
+    assert any("Northgate Athletic 1-1 Southbank Rovers" in line for line in finished)
+    assert any(DESK_MATCH in line for line in finished)
+    assert any("Chennai Super Kings v Royal Challengers Bengaluru" in line for line in finished)
+
+
 DESK_MATCH = "Oakwood School "
 
 

@@ -32,7 +32,7 @@ WINDOW = timedelta(seconds=30)
 CALLS = 270
 """N: calls per window, for the simulator and the workers alike. The board alone needs three
 quarters (one `livescores/inplay` per 0.15 s for both workers together, 200 a window; a board
-faster than the budget would leave nothing for the rest, which the worker warns of at start).
+that wanted more than three quarters would be polled slower, `tests/match/test_small_plan.py`).
 Before kick-off every match is off the board and reconciled every 0.2 s, one `fixtures/multi` per
 worker per turn: ten calls a second more while the run waits there, more than the budget refills,
 so it refuses some."""

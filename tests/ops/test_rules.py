@@ -167,6 +167,7 @@ def test_every_rule_is_one_of_the_issue_alerts() -> None:
         "ProviderBreakerOpen",
         "LiveMatchNotPolled",
         "ProviderBudgetNearlySpent",
+        "ProviderPlanTooSmall",
         "OutboxConsumerBehind",
         "ApnsErrorRate",
         "ApnsForbidden",

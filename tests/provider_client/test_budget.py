@@ -16,6 +16,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from datetime import timedelta
 
 import httpx
 import pytest
@@ -23,7 +24,7 @@ import redis.asyncio as aioredis
 from structlog.testing import capture_logs
 
 from activities.provider import SportMonksClient, SportMonksTransport
-from activities.provider.budget import BucketShape, Priority, RequestBudget
+from activities.provider.budget import BucketShape, Priority, RequestBudget, affordable_board_interval
 from activities.provider.errors import ProviderBudgetSpent
 from activities.provider.shared_board import REDIS_TIMEOUT
 from scoreline.devstack.ports import free_port
@@ -91,52 +92,76 @@ def test_the_bucket_holds_a_minute_and_refills_the_rest_of_the_hour() -> None:
     assert BucketShape.of(1) == BucketShape(capacity=2.0, rate=0.0)
 
 
-async def test_120_an_hour_gives_the_board_everything_and_the_others_their_share(
+async def test_120_an_hour_gives_urgent_calls_everything_and_the_others_their_share(
     redis: aioredis.Redis, names: Names
 ) -> None:
-    """A bucket of two: the board takes both calls (zero left); a deferrable call stops with one
-    left (half) and so does an urgent one (a quarter is half a call: it needs a whole one above)."""
+    """A bucket of two: an urgent call takes both (zero left); the board stops with one left (a
+    quarter is half a call: it needs a whole one above) and so does a deferrable call (half)."""
     upstream = names()
     budget = RequestBudget(redis, upstream, 120)
-    assert await _takes(budget, "board", "board-only") == 2
-    assert await _tokens(redis, upstream, "board-only") == pytest.approx(0.0, abs=0.01)
+    assert await _takes(budget, "urgent", "urgent-only") == 2
+    assert await _tokens(redis, upstream, "urgent-only") == pytest.approx(0.0, abs=0.01)
     assert await _takes(budget, "deferrable", "deferrable-only") == 1
     assert await _tokens(redis, upstream, "deferrable-only") == pytest.approx(1.0, abs=0.01)
-    assert await _takes(budget, "urgent", "urgent-only") == 1
-    assert await _tokens(redis, upstream, "urgent-only") == pytest.approx(1.0, abs=0.01)
+    assert await _takes(budget, "board", "board-only") == 1
+    assert await _tokens(redis, upstream, "board-only") == pytest.approx(1.0, abs=0.01)
 
-    # In turn on one bucket: what the reconciles leave, urgent calls cannot touch; the board can.
+    # In turn on one bucket: what the reconciles leave, the board cannot touch; an urgent call can.
     assert await _takes(budget, "deferrable") == 1
-    assert await _takes(budget, "urgent") == 0
-    assert await _takes(budget, "board") == 1
+    assert await _takes(budget, "board") == 0
+    assert await _takes(budget, "urgent") == 1
     assert await _tokens(redis, upstream) == pytest.approx(0.0, abs=0.01)
 
 
 async def test_each_priority_stops_at_its_floor(redis: aioredis.Redis, names: Names) -> None:
-    """A bucket of forty (2,400/h): reconciles take twenty and leave half, urgent calls ten more
-    and leave a quarter, the board the last ten."""
+    """A bucket of forty (2,400/h): reconciles take twenty and leave half, the board ten more and
+    leaves a quarter, urgent calls the last ten."""
     upstream = names()
     budget = RequestBudget(redis, upstream, 2400)
     assert budget.shape.capacity == 40
-    for priority, granted, left in (("deferrable", 20, 20), ("urgent", 10, 10), ("board", 10, 0)):
+    for priority, granted, left in (("deferrable", 20, 20), ("board", 10, 10), ("urgent", 10, 0)):
         assert await _takes(budget, priority) == granted, priority
         assert left <= await _tokens(redis, upstream) < left + 0.5, priority
+
+
+async def test_a_board_that_spends_all_it_may_leaves_the_confirming_call_its_token(
+    redis: aioredis.Redis, names: Names
+) -> None:
+    """The board, polled as fast as the bucket lets it, never takes the last quarter: a match that
+    left the board gets its confirming (urgent) call at once. Before, the board's floor was nothing
+    and the urgent one a quarter, so a board polled faster than the refill took every token and
+    the call that would confirm a full time never got one."""
+    upstream = names()
+    budget = RequestBudget(redis, upstream, 2400)
+    while await _takes(budget, "board") > 0:
+        pass
+    assert await _takes(budget, "urgent") == 10
+
+
+def test_a_plan_smaller_than_the_poll_rate_stretches_the_board_interval() -> None:
+    """2,000 calls an hour pay for a board every 2.4 s within its three quarters: 2.5 s stays,
+    0.5 s is stretched to 2.4 s, and a plan of 600 to 8 s; a larger plan never shortens it."""
+    hour = timedelta(hours=1)
+    assert affordable_board_interval(timedelta(seconds=2.5), 2000, hour) == timedelta(seconds=2.5)
+    assert affordable_board_interval(timedelta(seconds=0.5), 2000, hour) == timedelta(seconds=2.4)
+    assert affordable_board_interval(timedelta(seconds=2.5), 600, hour) == timedelta(seconds=8)
+    assert affordable_board_interval(timedelta(seconds=2.5), 100_000, hour) == timedelta(seconds=2.5)
 
 
 async def test_the_bucket_refills_up_to_its_capacity(redis: aioredis.Redis, names: Names) -> None:
     """Spent, then (as Redis sees it) an hour later: full again, but never above the capacity."""
     upstream = names()
     budget = RequestBudget(redis, upstream, 2400)
-    assert await _takes(budget, "board") == 40
+    assert await _takes(budget, "urgent") == 40
     key = f"provider:budget:{upstream}:{ENTITY}"
     seconds, micros = await redis.time()
     await redis.hset(key, "at", str(seconds + micros / 1e6 - 3600))
-    assert await _takes(budget, "board") == 40
+    assert await _takes(budget, "urgent") == 40
 
 
 async def test_two_workers_spend_one_bucket(redis_server_url: str, names: Names) -> None:
     """Two budgets, each with its own Redis client, as two worker processes: what one spends the
-    other cannot, and the board of either takes what the reconciles of both left."""
+    other cannot, and the urgent calls of either take what the reconciles and boards of both left."""
     upstream = names()
     first_redis, second_redis = (
         aioredis.Redis.from_url(redis_server_url),
@@ -147,16 +172,16 @@ async def test_two_workers_spend_one_bucket(redis_server_url: str, names: Names)
         second = RequestBudget(second_redis, upstream, 2400)
         assert await _takes(first, "deferrable") == 20
         assert await _takes(second, "deferrable") == 0
-        assert await _takes(second, "urgent") == 10
-        assert await _takes(first, "urgent") == 0
         assert await _takes(second, "board") == 10
         assert await _takes(first, "board") == 0
+        assert await _takes(second, "urgent") == 10
+        assert await _takes(first, "urgent") == 0
 
-        # 120/h: the bucket of two is spent by one board call of each worker.
+        # 120/h: the bucket of two is spent by one urgent call of each worker.
         small = names()
-        assert await RequestBudget(first_redis, small, 120).take(ENTITY, "board")
-        assert await RequestBudget(second_redis, small, 120).take(ENTITY, "board")
-        assert not await RequestBudget(first_redis, small, 120).take(ENTITY, "board")
+        assert await RequestBudget(first_redis, small, 120).take(ENTITY, "urgent")
+        assert await RequestBudget(second_redis, small, 120).take(ENTITY, "urgent")
+        assert not await RequestBudget(first_redis, small, 120).take(ENTITY, "urgent")
     finally:
         await first_redis.aclose()
         await second_redis.aclose()
@@ -167,15 +192,15 @@ async def test_without_redis_a_process_keeps_the_bucket_itself(closed_redis: aio
     fallback is logged once, not per call."""
     budget = RequestBudget(closed_redis, "football", 120)
     with capture_logs() as logs:
-        assert await _takes(budget, "board") == 2
+        assert await _takes(budget, "urgent") == 2
         assert await _takes(budget, "deferrable", "other") == 1
-        assert await _takes(budget, "urgent", "other") == 0
-        assert await _takes(budget, "board", "other") == 1
+        assert await _takes(budget, "board", "other") == 0
+        assert await _takes(budget, "urgent", "other") == 1
     warnings = [line for line in logs if "redis unavailable" in line["event"]]
     assert len(warnings) == 1 and warnings[0]["log_level"] == "warning"
 
     floors = RequestBudget(closed_redis, "cricket", 2400)
-    assert [await _takes(floors, p) for p in ("deferrable", "urgent", "board")] == [20, 10, 10]
+    assert [await _takes(floors, p) for p in ("deferrable", "board", "urgent")] == [20, 10, 10]
 
 
 @pytest.fixture
@@ -210,7 +235,7 @@ async def test_a_redis_that_does_not_answer_counts_as_away(silent_redis: aioredi
 @pytest.mark.unit
 async def test_without_redis_and_without_a_client_the_bucket_is_local() -> None:
     budget = RequestBudget(None, "football", 120)
-    assert await _takes(budget, "board") == 2
+    assert await _takes(budget, "urgent") == 2
 
 
 @dataclass
@@ -243,12 +268,12 @@ async def budgeted(start_sim: StartSim, redis: aioredis.Redis, names: Names) -> 
 
 
 async def test_a_refused_call_is_never_sent(budgeted: MakeBudgeted) -> None:
-    """A budget of two calls an hour (no refill): an urgent `fixture()` takes one; a reconcile
-    and another urgent call are refused; the board takes the last; nothing refused reaches the
-    provider, and nothing refused is retried."""
+    """A budget of two calls an hour (no refill): the board takes one; a reconcile and another
+    board call are refused; an urgent `fixture()` takes the last, and the next is refused; nothing
+    refused reaches the provider, and nothing refused is retried."""
     made = await budgeted(1)
     client, sim = made.client, made.sim
-    assert await client.fixture(THREE_IDS[0], within=0) is not None
+    assert sorted((await client.live()).fixtures) == sorted(THREE_IDS)
 
     with pytest.raises(ProviderBudgetSpent) as deferred:
         await client.fixture(THREE_IDS[1], within=0, deferrable=True)
@@ -257,14 +282,14 @@ async def test_a_refused_call_is_never_sent(budgeted: MakeBudgeted) -> None:
         ENTITY,
         "deferrable",
     )
-    with pytest.raises(ProviderBudgetSpent) as urgent:
-        await client.fixture(THREE_IDS[1], within=0)
-    assert urgent.value.priority == "urgent"
-
-    assert sorted((await client.live()).fixtures) == sorted(THREE_IDS)
     with pytest.raises(ProviderBudgetSpent) as board:
         await client.transport.get(LIVE, LIVE, priority="board")
     assert (board.value.endpoint, board.value.priority) == (LIVE, "board")
+
+    assert await client.fixture(THREE_IDS[0], within=0) is not None
+    with pytest.raises(ProviderBudgetSpent) as urgent:
+        await client.fixture(THREE_IDS[1], within=0)
+    assert urgent.value.priority == "urgent"
 
     assert await sim.requests() == {MULTI: 1, LIVE: 1}
     assert client.stats.transport.sent == 2
@@ -272,15 +297,15 @@ async def test_a_refused_call_is_never_sent(budgeted: MakeBudgeted) -> None:
 
 
 async def test_every_attempt_spends_a_call(budgeted: MakeBudgeted) -> None:
-    """A board call answered 503 once is retried: two attempts, two calls, the bucket of two is
-    empty and the next board call is refused unsent."""
+    """A call answered 503 once is retried: two attempts, two calls, the bucket of two is empty
+    and the next call is refused unsent."""
     made = await budgeted(1)
     client, sim = made.client, made.sim
     await sim.fault(kind="status", status=503, count=1, endpoints=[LIVE])
-    envelope = await client.transport.get(LIVE, LIVE, priority="board")
+    envelope = await client.transport.get(LIVE, LIVE, priority="urgent")
     assert envelope.attempts == 2
     with pytest.raises(ProviderBudgetSpent):
-        await client.transport.get(LIVE, LIVE, priority="board")
+        await client.transport.get(LIVE, LIVE, priority="urgent")
     assert await sim.requests() == {LIVE: 2}
 
 
@@ -290,9 +315,9 @@ async def test_an_endpoint_can_be_its_own_entity(budgeted: MakeBudgeted) -> None
     made = await budgeted(1, budget_entity=None)
     client, sim = made.client, made.sim
     for _ in range(2):
-        await client.transport.get(LIVE, LIVE, priority="board")
+        await client.transport.get(LIVE, LIVE, priority="urgent")
     with pytest.raises(ProviderBudgetSpent) as caught:
-        await client.transport.get(LIVE, LIVE, priority="board")
+        await client.transport.get(LIVE, LIVE, priority="urgent")
     assert caught.value.entity == LIVE
     assert await client.fixture(THREE_IDS[0], within=0) is not None
     assert await sim.requests() == {LIVE: 2, MULTI: 1}
