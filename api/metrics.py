@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 
 from fastapi import FastAPI
 from prometheus_client import CollectorRegistry, Counter, start_http_server
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from prometheus_fastapi_instrumentator import Instrumentator
 
@@ -30,7 +30,8 @@ LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0
 
 
 class _LiveCollector(Collector):
-    """Live clients by transport and outbox lag by consumer, read from the live runtime when scraped."""
+    """Live clients by transport, refused ones by transport and reason, and outbox lag by consumer,
+    read from the live runtime when scraped."""
 
     def __init__(self, live: Callable[[], LiveRuntime | None]) -> None:
         self._live = live
@@ -46,9 +47,16 @@ class _LiveCollector(Collector):
             "How far a consumer is behind the outbox, by consumer.",
             labels=["consumer"],
         )
+        refused = CounterMetricFamily(
+            "scoreline_stream_refusals",
+            "Live-screen connections refused at the connection limits, by transport and reason.",
+            labels=["transport", "reason"],
+        )
         live = self._live()
         tally: Tally[str] = Tally({"sse": 0, "websocket": 0})
         if live is not None:
+            for labels, count in sorted(live.limits.refusals().items()):
+                refused.add_metric(list(labels), count)
             for kind, count in live.hub.clients_by_kind().items():
                 tally["websocket" if kind == "ws" else "sse"] += count
             for consumer, seconds in live.listener.lags().items():
@@ -56,6 +64,7 @@ class _LiveCollector(Collector):
         for transport, count in sorted(tally.items()):
             clients.add_metric([transport], count)
         yield clients
+        yield refused
         yield lag
 
 

@@ -1,8 +1,8 @@
 """The live machinery of one API process, started and stopped by the app's lifespan.
 
 One outbox listener (one LISTEN connection) feeds one hub; the relay, when enabled, shares the
-hub's changes with the other processes. Routes reach all of it, and the read model handles they
-need for first values, through `LiveDep`.
+hub's changes with the other processes; the limits cap the live connections the process serves.
+Routes reach all of it, and the read model handles they need for first values, through `LiveDep`.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from starlette.requests import HTTPConnection
 
 from api.live.changes import LiveValue, current_value, load_value
 from api.live.hub import LiveHub
+from api.live.limits import ConnectionLimits
 from api.live.relay import RedisRelay, relay_channel
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.outbox.listener import OutboxListener
@@ -38,6 +39,7 @@ class LiveRuntime:
     hub: LiveHub
     listener: OutboxListener
     relay: RedisRelay | None
+    limits: ConnectionLimits
 
     @classmethod
     async def start(cls, settings: Settings, engine: AsyncEngine, redis: aioredis.Redis) -> LiveRuntime:
@@ -65,7 +67,8 @@ class LiveRuntime:
             )
             hub.publish = relay.publish
             relay.start()
-        return cls(settings, engine, redis, hub, listener, relay)
+        limits = ConnectionLimits(settings.live_max_connections, settings.live_max_connections_per_client)
+        return cls(settings, engine, redis, hub, listener, relay, limits)
 
     async def stop(self) -> None:
         if self.relay is not None:

@@ -16,7 +16,7 @@ from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from api.live.changes import LiveValue
-from api.live.subscriber import Subscriber, SubscriberDroppedError
+from api.live.subscriber import Subscriber, SubscriberDroppedError, cut_when_dropped
 from api.live.tracking import VersionTracker
 from scoreline.logging import get_logger
 from scoreline.readmodel.states import LIVE_STATES
@@ -41,19 +41,23 @@ class EventStreamResponse(StreamingResponse):
 
     Starlette cancels the sending task when the client goes away; if the stream was waiting in a
     `send` at that moment it is never resumed, so it is closed here explicitly (its `finally`
-    blocks run) and the subscription is released however the response ends.
+    blocks run) and the subscription and connection slot are released however the response ends:
+    a client dropped as too slow that is stuck in a `send` is cut (`cut_when_dropped`).
     """
 
     media_type = "text/event-stream"
 
-    def __init__(self, events: AsyncIterator[str], on_close: Callable[[], None]) -> None:
+    def __init__(
+        self, events: AsyncIterator[str], subscriber: Subscriber, on_close: Callable[[], None]
+    ) -> None:
         super().__init__(events, headers=HEADERS)
         self._events = events
+        self._subscriber = subscriber
         self._on_close = on_close
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            await super().__call__(scope, receive, send)
+            await cut_when_dropped(self._subscriber, super().__call__(scope, receive, send))
         finally:
             aclose = getattr(self._events, "aclose", None)
             if aclose is not None:

@@ -4,6 +4,10 @@ The hub offers each change to every interested subscriber with `put_nowait`. A c
 cannot keep up (its queue is full: a slow network, a stalled client) is marked dropped instead of
 making the hub, and so every other client, wait for it. The connection then ends; an SSE client
 reconnects with its Last-Event-ID and gets what it missed in one message.
+
+A client that reads nothing at all leaves its connection stuck in a send (the server waits for its
+socket to drain) where it never sees the drop: `cut_when_dropped` ends such a connection a moment
+after the drop, so it gives back its subscription and its connection slot.
 """
 
 from __future__ import annotations
@@ -11,11 +15,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+from collections.abc import Awaitable, Callable
 
 from api.live.changes import LiveValue
 from scoreline.logging import get_logger
 
 log = get_logger(__name__)
+
+DROP_GRACE = 1.0
+"""Seconds a dropped connection gets to end by itself (it does at once unless stuck in a send)."""
 
 _ids = itertools.count(1)
 
@@ -33,6 +41,8 @@ class Subscriber:
         self.fixtures: set[int] = set()
         self.everything = False
         self.dropped = False
+        self.on_drop: Callable[[], None] | None = None
+        """Called once when the subscriber is dropped (set by `cut_when_dropped`)."""
         self._queue: asyncio.Queue[LiveValue] = asyncio.Queue(capacity)
 
     def offer(self, value: LiveValue) -> bool:
@@ -46,6 +56,8 @@ class Subscriber:
             log.warning("live.client_dropped", subscriber=self.id, kind=self.kind, queued=self._queue.qsize())
             while not self._queue.empty():
                 self._queue.get_nowait()
+            if self.on_drop is not None:
+                self.on_drop()
             return False
         return True
 
@@ -62,3 +74,26 @@ class Subscriber:
             async with asyncio.timeout(timeout):
                 return await self._queue.get()
         return None
+
+
+async def cut_when_dropped(subscriber: Subscriber, connection: Awaitable[None]) -> None:
+    """Serve `connection`; if the subscriber is dropped and it has not ended `DROP_GRACE` seconds
+    later, cancel it (the server then closes the socket)."""
+    loop = asyncio.get_running_loop()
+    deadline = asyncio.timeout(None)
+
+    def cut_soon() -> None:
+        deadline.reschedule(loop.time() + DROP_GRACE)
+
+    try:
+        async with deadline:
+            subscriber.on_drop = cut_soon
+            if subscriber.dropped:
+                cut_soon()
+            await connection
+    except TimeoutError:
+        if not deadline.expired():
+            raise
+        log.info("live.client_cut", subscriber=subscriber.id, kind=subscriber.kind)
+    finally:
+        subscriber.on_drop = None

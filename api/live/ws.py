@@ -22,7 +22,9 @@ Server → client:
 
 A channel nobody subscribed to costs nothing: the hub loads a match's change only if a connection
 follows it (or takes every match, as `scores` and `status` do). A connection that falls behind is
-closed with code 1013 (try again later) instead of slowing the others.
+closed with code 1013 (try again later) instead of slowing the others; so is one opened past the
+connection limits (`api.live.limits`). A frame bigger than `MAX_FRAME_BYTES` is refused by the
+server's protocol layer (close 1009) from its header, before its payload is read.
 """
 
 from __future__ import annotations
@@ -38,9 +40,10 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from api.live.changes import LiveValue, current_value
 from api.live.runtime import LiveRuntime
-from api.live.subscriber import Subscriber, SubscriberDroppedError
+from api.live.subscriber import Subscriber, SubscriberDroppedError, cut_when_dropped
 from api.live.tracking import VersionTracker
 from scoreline.logging import get_logger
+from scoreline.readmodel.ordering import BIGINT_MAX
 from scoreline.readmodel.views import InningsView
 
 log = get_logger(__name__)
@@ -49,10 +52,14 @@ MAX_CHANNELS = 100
 """Channels one connection may hold; more is a bug in the client, not a screen."""
 MAX_MESSAGE = 8192
 """Characters in one client message."""
-TOO_SLOW = 1013
-"""WebSocket close code "try again later": the client fell behind and was dropped."""
+MAX_FRAME_BYTES = 4 * MAX_MESSAGE
+"""The server's `ws_max_size`: a message of `MAX_MESSAGE` characters, each up to 4 bytes in UTF-8.
+Bigger is refused by the protocol (close 1009) instead of buffered only to fail the check above."""
+TRY_AGAIN_LATER = 1013
+"""WebSocket close code: the client fell behind and was dropped, or the connection limits are full."""
 SERVER_ERROR = 1011
 _MATCH_CHANNEL = re.compile(r"^match:([1-9][0-9]{0,18})$")
+"""Up to 19 digits, which is not yet bigint's range: `_is_channel` bounds the value too."""
 _EVERY_MATCH = ("scores", "status")
 
 _Score = tuple[tuple[int, int], InningsView | None]
@@ -86,12 +93,20 @@ def parse(text: str | None) -> Command:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "message"
         raise BadMessageError("bad_message", f"{where}: {first['msg']}") from None
-    unknown = [c for c in command.channels if c not in _EVERY_MATCH and not _MATCH_CHANNEL.match(c)]
+    unknown = [channel for channel in command.channels if not _is_channel(channel)]
     if unknown:
         raise BadMessageError(
             "unknown_channel", f"unknown channel {unknown[0]!r}: use scores, status or match:<id>"
         )
     return command
+
+
+def _is_channel(channel: str) -> bool:
+    """`scores`, `status`, or a match whose id a fixture can have (Postgres bigint)."""
+    if channel in _EVERY_MATCH:
+        return True
+    found = _MATCH_CHANNEL.match(channel)
+    return found is not None and int(found[1]) <= BIGINT_MAX
 
 
 class LiveSocket:
@@ -109,6 +124,10 @@ class LiveSocket:
         """Held while a change or a command is applied and sent, so the two loops never interleave."""
 
     async def run(self) -> None:
+        """Serve the connection until it ends; one dropped as too slow but stuck in a send is cut."""
+        await cut_when_dropped(self._subscriber, self._serve())
+
+    async def _serve(self) -> None:
         await self._socket.accept()
         tasks = [
             asyncio.create_task(self._receive_forever(), name="ws-receive"),
@@ -211,7 +230,7 @@ class LiveSocket:
             try:
                 value = await self._subscriber.next(self._live.keepalive)
             except SubscriberDroppedError:
-                await self._socket.close(TOO_SLOW, "too slow: reconnect")
+                await self._socket.close(TRY_AGAIN_LATER, "too slow: reconnect")
                 return
             if value is None:
                 continue

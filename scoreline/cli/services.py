@@ -47,6 +47,7 @@ def api(
     import uvicorn
 
     from api.app import create_app
+    from api.live.ws import MAX_FRAME_BYTES
 
     settings = prepare(data_dir)
     uvicorn.run(
@@ -58,6 +59,9 @@ def api(
         lifespan="on",
         loop="uvloop",
         http="httptools",
+        # uvicorn's default (16 MiB) would buffer a whole frame only for the protocol's
+        # 8,192-character check to refuse it; this refuses it from the frame's header (close 1009).
+        ws_max_size=MAX_FRAME_BYTES,
     )
 
 

@@ -100,6 +100,7 @@ async def test_unknown_match_is_a_json_404(api_url: str, app: FastAPI) -> None:
     assert response.json()["error"]["code"] == "match_not_found"
     live: LiveRuntime = app.state.live
     assert live.hub.subscribers == 0
+    assert live.limits.open == 0
 
 
 async def test_a_bad_last_event_id_is_a_validation_error(api_url: str, engine: AsyncEngine) -> None:
@@ -132,7 +133,7 @@ async def test_a_closed_stream_releases_its_subscription(
         assert live.hub.subscribers == 1
 
     async def released() -> bool:
-        return live.hub.subscribers == 0
+        return live.hub.subscribers == 0 and live.limits.open == 0
 
     await eventually(released)
 
@@ -141,7 +142,9 @@ async def test_a_client_that_stops_reading_is_dropped_and_the_others_keep_up(
     live_settings: Settings, engine: AsyncEngine
 ) -> None:
     """A raw socket with a tiny receive buffer that never reads: its queue (4 changes here) fills
-    and it is dropped, while a reading client gets every version."""
+    and it is dropped, its connection cut and its slot freed (before the fix its response stayed
+    stuck in a send, holding the connection, until the client closed), while a reading client
+    gets every version."""
     match = await MatchWriter.create(engine, MATCH)
     app = create_app(live_settings.model_copy(update={"live_client_queue": 4}))
     async with serve(app) as api_url:
@@ -169,6 +172,8 @@ async def _stall_one_and_read_one(api_url: str, live: LiveRuntime, match: MatchW
                     break
             events = await reading.until_version(match.version, within=60)
             assert live.hub.subscribers == 1, "the stalled client was never dropped"
+            # Its socket is still open and unread: the server ends the connection, freeing its slot.
+            await eventually(lambda: _equals(live.limits.open, 1))
     finally:
         stalled.close()
     assert_no_gap(events, 1, match.version)
