@@ -5,6 +5,10 @@ Tokens travel as `Authorization: Bearer <token>`. A missing or malformed header 
 where an operator is needed is 403 `operators_only`; a desk asking about a fixture it was not given
 is 403 `fixture_not_allowed` (`require_fixture`).
 
+Both are checked before the body is read (`api.guards.token_first.TokenFirstRoute`): an anonymous
+client announcing a large body is answered at once instead of being waited for. The dependencies
+then find the sender the early check stored on the request.
+
 Successful lookups are cached in the process for `CACHE_TTL` seconds, keyed by the token's hash, so
 a desk sending commands does not cost a Postgres round trip per command. The price: a revoked token
 keeps working for up to `CACHE_TTL` seconds in each API process that used it just before. Failed
@@ -14,13 +18,14 @@ lookups are not cached, so a new token works at once.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Annotated, Final
 
 from fastapi import Depends, Request
+from fastapi.dependencies.models import Dependant
 from starlette.exceptions import HTTPException
 
-from api.deps import EngineDep
+from api.deps import resources_of
 from api.errors import ApiError
 from scoreline.accounts.models import Sender
 from scoreline.accounts.store import authenticate
@@ -29,6 +34,8 @@ from scoreline.logging import get_logger
 
 CACHE_TTL: Final = 5.0
 CACHE_SIZE: Final = 10_000
+_SENDER_KEY: Final = "scoreline.sender"
+"""Where the request's scope keeps its sender once found, so it is looked up once per request."""
 
 log = get_logger("api.auth")
 
@@ -83,24 +90,57 @@ def _bearer(request: Request) -> str:
     return token.strip()
 
 
-async def _sender(request: Request, engine: EngineDep) -> Sender:
+async def _sender(request: Request) -> Sender:
+    known = request.scope.get(_SENDER_KEY)
+    if isinstance(known, Sender):
+        return known
     token = _bearer(request)
     key = hash_token(token)
     cache = _cache(request)
     sender = cache.get(key)
     if sender is None:
-        sender = await authenticate(engine, token)
+        sender = await authenticate(resources_of(request).engine, token)
         if sender is None:
             log.info("auth.refused", reason="invalid_token", path=request.url.path)
             raise ApiError(401, "invalid_token", "the token is unknown or revoked")
         cache.put(key, sender)
+    request.scope[_SENDER_KEY] = sender
+    return sender
+
+
+def _only_operators(sender: Sender) -> Sender:
+    if sender.kind != "operator":
+        raise ApiError(403, "operators_only", "this needs an operator token")
     return sender
 
 
 async def _operator(sender: Annotated[Sender, Depends(_sender)]) -> Sender:
-    if sender.kind != "operator":
-        raise ApiError(403, "operators_only", "this needs an operator token")
-    return sender
+    return _only_operators(sender)
+
+
+async def _operator_first(request: Request) -> None:
+    _only_operators(await _sender(request))
+
+
+async def _sender_first(request: Request) -> None:
+    await _sender(request)
+
+
+def token_check(dependant: Dependant) -> Callable[[Request], Awaitable[None]] | None:
+    """The token check a route's dependencies make, to run before its body is read; None for a
+    route that takes no desk or operator token."""
+    calls = set(_calls(dependant))
+    if _operator in calls:
+        return _operator_first
+    if _sender in calls:
+        return _sender_first
+    return None
+
+
+def _calls(dependant: Dependant) -> Iterator[object]:
+    for dependency in dependant.dependencies:
+        yield dependency.call
+        yield from _calls(dependency)
 
 
 def require_fixture(sender: Sender, fixture_id: int) -> None:

@@ -17,29 +17,30 @@ from api.resources import Resources
 from scoreline.settings import Settings
 
 
-def _of(request: Request) -> Resources:
+def resources_of(request: Request) -> Resources:
+    """The app's resources, for code that runs outside dependency injection (a route class)."""
     resources: Resources = request.app.state.resources
     return resources
 
 
 async def _resources(request: Request) -> Resources:
-    return _of(request)
+    return resources_of(request)
 
 
 async def _engine(request: Request) -> AsyncEngine:
-    return _of(request).engine
+    return resources_of(request).engine
 
 
 async def _redis(request: Request) -> aioredis.Redis:
-    return _of(request).redis
+    return resources_of(request).redis
 
 
 async def _settings(request: Request) -> Settings:
-    return _of(request).settings
+    return resources_of(request).settings
 
 
 async def _temporal(request: Request) -> Client:
-    return await _of(request).temporal()
+    return await resources_of(request).temporal()
 
 
 ResourcesDep = Annotated[Resources, Depends(_resources)]

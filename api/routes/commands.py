@@ -25,6 +25,7 @@ from api.command_road import (
 )
 from api.deps import EngineDep, ResourcesDep, SettingsDep
 from api.errors import ApiError
+from api.guards.token_first import TokenFirstRoute
 from api.resources import Resources
 from domain.commands import CommandAnswer, CommandKey, CommandRequest, Outcome, Reason
 from domain.failures import UnknownFixture
@@ -33,7 +34,7 @@ from domain.rules.commands import MAX_ID
 from scoreline.logging import get_logger
 from scoreline.temporal.match_runs import MatchRuns
 
-router = APIRouter(prefix="/v1/matches", tags=["commands"])
+router = APIRouter(prefix="/v1/matches", tags=["commands"], route_class=TokenFirstRoute)
 log = get_logger(__name__)
 
 RETRY_AFTER_SECONDS = 1

@@ -24,6 +24,7 @@ from temporalio.service import RPCError
 from api.auth import OperatorDep
 from api.deps import EngineDep, ResourcesDep, SettingsDep
 from api.errors import ApiError
+from api.guards.token_first import TokenFirstRoute
 from domain.rules.commands import MAX_ID
 from scoreline.accounts.models import Desk
 from scoreline.accounts.store import (
@@ -40,7 +41,7 @@ from scoreline.settings import Settings
 from scoreline.temporal.match_runs import match_workflow_id
 from scoreline.tracing import current_trace_id
 
-router = APIRouter(prefix="/v1/console", tags=["console"])
+router = APIRouter(prefix="/v1/console", tags=["console"], route_class=TokenFirstRoute)
 
 FixtureId = Annotated[int, Path(ge=1, le=MAX_ID, description="The fixture id.")]
 REPLAY_TIMEOUT = timedelta(minutes=10)

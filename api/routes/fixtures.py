@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from api.auth import OperatorDep, SenderDep, require_fixture
 from api.deps import EngineDep
 from api.errors import ApiError
+from api.guards.token_first import TokenFirstRoute
 from domain.rules import Mode, Sport
 from domain.rules.commands import MAX_ID
 from scoreline.accounts.desk_fixtures import (
@@ -25,7 +26,7 @@ from scoreline.accounts.desk_fixtures import (
     load_squads,
 )
 
-router = APIRouter(prefix="/v1/fixtures", tags=["fixtures"])
+router = APIRouter(prefix="/v1/fixtures", tags=["fixtures"], route_class=TokenFirstRoute)
 
 FixtureId = Annotated[int, Path(ge=1, le=MAX_ID, description="The fixture id.")]
 

@@ -18,11 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from api.auth import OperatorDep
 from api.deps import SettingsDep
 from api.errors import ApiError
+from api.guards.token_first import TokenFirstRoute
 from scoreline.logging import get_logger
 
 log = get_logger(__name__)
 
-router = APIRouter(prefix="/v1/ops", tags=["ops"])
+router = APIRouter(prefix="/v1/ops", tags=["ops"], route_class=TokenFirstRoute)
 
 ALERTMANAGER_TIMEOUT = 2.0
 """Seconds the console waits for Alertmanager before it is told the alerts cannot be read."""
