@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from api.cors import PublicReadCors, parse_origins
 from api.errors import install_error_handlers
 from api.guards.body_limit import BodyLimit
+from api.guards.storable_text import StorableText
 from api.live.runtime import LiveRuntime
 from api.metrics import ApiMetrics
 from api.resources import Resources
@@ -55,6 +56,8 @@ def create_app(settings: Settings) -> FastAPI:
     metrics.install(app, address=settings.api_metrics_address)
     # Handlers first: TraceMiddleware, added after, wraps the catch-all, so a 500 keeps its trace id.
     install_error_handlers(app)
+    # The text guard reads what the body limit lets through: the limit is outside it.
+    app.add_middleware(StorableText)
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
     app.add_middleware(TraceMiddleware)
     # Outermost, so error answers of the public reads carry CORS headers too.
