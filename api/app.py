@@ -28,9 +28,15 @@ from scoreline.settings import Settings
 def create_app(settings: Settings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine = create_engine(settings.require_database_url(), pool_size=settings.db_pool_api)
+        pool_timeout = settings.api_db_pool_timeout.total_seconds()
+        engine = create_engine(
+            settings.require_database_url(), pool_size=settings.db_pool_api, pool_timeout=pool_timeout
+        )
         commands_engine = create_engine(
-            settings.require_database_url(), pool_size=settings.db_pool_commands, pre_ping=False
+            settings.require_database_url(),
+            pool_size=settings.db_pool_commands,
+            pre_ping=False,
+            pool_timeout=pool_timeout,
         )
         redis = shared_redis(settings.require_redis_url())
         app.state.resources = Resources(

@@ -45,6 +45,9 @@ class Settings(BaseSettings):
     db_pool_background: int = Field(default=2, ge=1, le=50)
     db_pool_feeds: int = Field(default=2, ge=1, le=50)
     db_pool_api: int = Field(default=10, ge=1, le=200)
+    # How long an API request waits for a connection of a busy pool before it is answered 503
+    # `unavailable` with Retry-After (the client resends) instead of holding on.
+    api_db_pool_timeout: Duration = timedelta(seconds=5)
     redis_url: str | None = None
     temporal_address: str = "127.0.0.1:7233"
     temporal_namespace: str = "default"
@@ -140,7 +143,7 @@ class Settings(BaseSettings):
     # Open SSE and WebSocket connections one API process keeps, in all and per client address;
     # one more is refused (SSE 503/429 with Retry-After, WebSocket close 1013).
     live_max_connections: int = Field(default=20_000, ge=1)
-    live_max_connections_per_client: int = Field(default=100, ge=1)
+    live_max_connections_per_client: int = Field(default=1_000, ge=1)
 
     # Metrics (`scoreline.metrics`, `api.metrics`). The worker and the feed builder serve
     # Prometheus on these host:port addresses (empty: no exporter). The API serves `/metrics` on

@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
@@ -64,3 +65,18 @@ async def test_an_exhausted_pool_is_503_with_retry_after_on_every_route(
     assert command.status_code == 503, command.text
     assert command.json()["outcome"] == "try_again"
     assert command.headers["retry-after"] == "1"
+
+
+async def test_a_request_waits_for_a_busy_pool_no_longer_than_the_api_pool_timeout(
+    settings: Settings,
+) -> None:
+    """A request that found every connection of the API's pool busy was held for SQLAlchemy's
+    default 30 s before its 503 (past this client's 10 s); it now waits `API_DB_POOL_TIMEOUT`."""
+    quick = settings.model_copy(update={"db_pool_api": 1, "api_db_pool_timeout": timedelta(seconds=0.5)})
+    app = create_app(quick)
+    async with serve(app) as url, httpx.AsyncClient(base_url=url, timeout=10) as http:
+        engine = app.state.resources.engine
+        async with engine.connect(), engine.connect():  # the pool's one connection and its overflow
+            response = await http.post("/v1/devices", json=REGISTRATION)
+    assert response.status_code == 503, response.text
+    assert response.json()["error"]["code"] == "unavailable"
