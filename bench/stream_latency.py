@@ -78,7 +78,15 @@ def serve_api(port: int, database_url: str, redis_url: str) -> None:
     from scoreline.settings import Settings
 
     configure_logging("warning", "console")
-    settings = Settings(database_url=database_url, redis_url=redis_url, log_level="warning")
+    # Every client of the bench comes from 127.0.0.1: the per-address cap would refuse all but
+    # the first hundred, and the process cap is what a larger run is about.
+    settings = Settings(
+        database_url=database_url,
+        redis_url=redis_url,
+        log_level="warning",
+        live_max_connections=10_000_000,
+        live_max_connections_per_client=10_000_000,
+    )
     config = uvicorn.Config(
         create_app(settings),
         host="127.0.0.1",

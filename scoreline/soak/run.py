@@ -52,6 +52,10 @@ UNLIMITED_PROVIDER = 10_000_000
 """The simulator's and the client's hourly budget for the soak: its polls run at replay speed,
 and the budget's own behaviour has its test (`tests/match/test_budget_day.py`); the soak's 429s
 are the `rate_limit` bursts of its plan."""
+UNLIMITED_PER_CLIENT = 10_000_000
+"""Registrations a minute and live connections per client address: every simulated phone and
+screen comes from 127.0.0.1, so the limits that keep one client from holding a public API would
+throttle the soak's own load (they have their tests in tests/push and tests/streams)."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,8 @@ def tuning(speed: float, environment: Settings, window: float) -> tuple[tuple[st
         ("CRICKET_STUMPS_INTERVAL", "2s"),
         ("CRICKET_POST_MATCH_RECHECKS", rechecks or "off"),
         ("PROVIDER_HOURLY_BUDGET", str(UNLIMITED_PROVIDER)),
+        ("DEVICE_REGISTRATION_RATE_LIMIT", str(UNLIMITED_PER_CLIENT)),
+        ("LIVE_MAX_CONNECTIONS_PER_CLIENT", str(UNLIMITED_PER_CLIENT)),
     )
 
 
