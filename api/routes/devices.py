@@ -4,9 +4,8 @@ Auth: `Authorization: Bearer <device token>` (the `token` answered by `POST /v1/
 route under `/v1/devices/{id}`. Missing or malformed header: 401 `unauthorized`; a token we did not
 issue or one that was rotated away: 401 `invalid_token`; a valid token of another device: 403
 `other_device`. Bad input is refused before anything is written: 422 `validation_error` naming the
-field (APNs tokens are 64 to 200 hex digits), 413 `payload_too_large` for a body over
-`MAX_BODY_BYTES` (declared or counted as it arrives, so a chunked body cannot slip past), 404
-`fixture_not_found`, 409 `not_following` (a Live Activity report for a match the device does not
+field (APNs tokens are 64 to 200 hex digits), 413 `payload_too_large` for a body over the API's one
+limit (`api_max_body_bytes`, `api.guards.body_limit`, as on every route), 404 `fixture_not_found`, 409 `not_following` (a Live Activity report for a match the device does not
 follow), 404 `live_activity_not_found` (a report naming a generation Scoreline never started), 409
 `live_activity_ended`.
 
@@ -34,16 +33,13 @@ from __future__ import annotations
 import contextlib
 import math
 import uuid
-from collections.abc import Callable, Coroutine
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Request, Response, status
-from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException
-from starlette.types import Message, Receive
 from temporalio.service import RPCError
 
 from api.deps import EngineDep, ResourcesDep
@@ -55,56 +51,13 @@ from scoreline.devices.rate_limit import MinuteRateLimit, address_subject
 from scoreline.devices.tokens import APNS_TOKEN_PATTERN, device_of, matches
 from scoreline.logging import get_logger
 
-MAX_BODY_BYTES = 8 * 1024
-"""Every device request body is a few hundred bytes; reading stops as soon as a body passes this."""
-
 log = get_logger("api.devices")
 
 ApnsToken = Annotated[str, Field(pattern=APNS_TOKEN_PATTERN, description="64 to 200 hex digits.")]
 FixtureId = Annotated[int, Field(ge=1, le=2**63 - 1)]
 
 
-class _SmallBodyRoute(APIRoute):
-    """A route that refuses a body over `MAX_BODY_BYTES`: by its Content-Length before reading a
-    byte, and by the bytes received while reading (a chunked body declares no length).
-
-    A dependency cannot do this: FastAPI reads the whole body before it runs dependencies. The
-    refusal is a Starlette `HTTPException`, which FastAPI lets through its body parsing (anything
-    else would become a 400) and `api.errors` answers as 413 `payload_too_large`.
-    """
-
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handler = super().get_route_handler()
-
-        async def limited(request: Request) -> Response:
-            length = request.headers.get("content-length")
-            if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
-                raise _too_large()
-            return await handler(Request(request.scope, _counted(request.receive)))
-
-        return limited
-
-
-def _counted(receive: Receive) -> Receive:
-    received = 0
-
-    async def counting() -> Message:
-        nonlocal received
-        message = await receive()
-        if message["type"] == "http.request":
-            received += len(message.get("body", b""))
-            if received > MAX_BODY_BYTES:
-                raise _too_large()
-        return message
-
-    return counting
-
-
-def _too_large() -> HTTPException:
-    return HTTPException(413, f"request body over {MAX_BODY_BYTES} bytes")
-
-
-router = APIRouter(prefix="/v1/devices", tags=["devices"], route_class=_SmallBodyRoute)
+router = APIRouter(prefix="/v1/devices", tags=["devices"])
 
 
 class _Body(BaseModel):

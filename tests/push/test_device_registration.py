@@ -11,7 +11,6 @@ import httpx
 import pytest_asyncio
 
 from api.app import create_app
-from api.routes.devices import MAX_BODY_BYTES
 from scoreline.settings import Settings
 from tests.push import seed
 from tests.support.http import serve
@@ -114,10 +113,11 @@ async def test_a_chunked_body_over_the_limit_is_413_and_stores_nothing(
     api: httpx.AsyncClient, db: asyncpg.Connection
 ) -> None:
     """Regression: the limit trusted Content-Length, so a chunked body (no Content-Length) of any
-    size was read and stored; now the bytes read are counted. Fails on main before the fix."""
+    size was read and stored; now the bytes read are counted (by the API's one body limit,
+    `API_MAX_BODY_BYTES`). Failed on main before the devices-only limit counted them."""
     # Valid JSON and a valid registration, only padded with whitespace past the limit.
     data = f'{{"install_id": "{INSTALL}", "platform": "ios", "environment": "sandbox"}}'.encode()
-    data += b" " * (MAX_BODY_BYTES + 1024)
+    data += b" " * (Settings().api_max_body_bytes + 1024)
 
     async def chunks() -> AsyncIterator[bytes]:
         for start in range(0, len(data), 1024):

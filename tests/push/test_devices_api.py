@@ -122,7 +122,9 @@ async def test_bad_registration_is_a_precise_422_and_stores_nothing(
 
 
 async def test_oversized_body_is_413_unread(api: httpx.AsyncClient, db: asyncpg.Connection) -> None:
-    response = await api.post("/v1/devices", json=registration(locale="x" * 9000))
+    """A registration past the API's one body limit (`API_MAX_BODY_BYTES`) is refused unread."""
+    too_long = "x" * (Settings().api_max_body_bytes + 1)
+    response = await api.post("/v1/devices", json=registration(locale=too_long))
     assert (response.status_code, response.json()["error"]["code"]) == (413, "payload_too_large")
     assert await count(db, "device") == 0
 
