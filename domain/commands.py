@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from domain.rules import Actor, Mode, Touch
+from domain.rules.commands import StorableText
 from domain.snapshot import MatchState
 
 MAX_KEY_LENGTH = 200
@@ -45,6 +46,13 @@ class Reason(_Message):
 
 KEY_REUSED = Reason(code="key_reused", message="this key was already used for another command")
 """Why a key sent again with another command is refused (nothing is written)."""
+
+UNSTORABLE = Reason(
+    code="unstorable",
+    message="the database cannot store this command as sent; it was not applied",
+)
+"""Why a command whose commit Postgres refused (a data, constraint or statement error) is refused:
+sent again it would fail the same way, and retrying it would hold up every command queued behind it."""
 
 
 class ChangedEntry(_Message):
@@ -82,10 +90,10 @@ class CommandRequest(_Message):
     input: dict[str, JsonValue]
     saw: int = Field(ge=0)
     sent_at: datetime | None = None
-    sender: str
+    sender: StorableText
     """`desk:3` or `operator:1`, stored with the command."""
     actor: Actor = "desk"
-    payload_hash: str
+    payload_hash: StorableText
     """Of what makes a resend the same command (fixture, code, input, saw): computed by the API."""
 
 
@@ -143,6 +151,9 @@ class CommitStatus(StrEnum):
     """The key was already stored with another payload: nothing was written."""
     MOVED = "moved"
     """Someone else wrote the log since the workflow last looked: nothing was written."""
+    UNSTORABLE = "unstorable"
+    """Postgres refused what the command would write: none of it was written, and `answer` is the
+    `unstorable` refusal stored in its place (the command row alone, as for any refusal)."""
 
 
 class CommitResult(_Message):

@@ -116,6 +116,8 @@ class DeskCommands:
                 continue
             if result.status is CommitStatus.KEY_REUSED:
                 return CommandAnswer(outcome=Outcome.REFUSED, reason=KEY_REUSED)
+            # Not ours when `unstorable`: the refusal was written instead, so the book only
+            # follows the log.
             ours = result.status is CommitStatus.COMMITTED or (
                 decision.commit.seq is not None and result.stored_seq == decision.commit.seq
             )

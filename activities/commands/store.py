@@ -11,25 +11,40 @@ only after this transaction committed.
 All of it is one SQL function (`scoreline_commit_command`, migration 0007), called as a single
 statement outside any explicit transaction: one round trip, whose implicit transaction is the
 commit. The command's lock, reads and writes never wait on the network in between.
+
+A commit Postgres refuses for what it writes (a data, constraint or statement error) would fail the
+same way on every retry, under the desk's lock: the command is refused `unstorable` instead, and
+that refusal is what gets written (issue 33). Anything else (a lost connection, a lock timeout, a
+deadlock) is raised, and the local activity retries it while the desk hears `try_again`.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import UTC
 from typing import Any
 
+import asyncpg
 from sqlalchemy import func, select, text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.commands import (
     MAX_CONFLICT_ENTRIES,
+    UNSTORABLE,
+    CommandAnswer,
     CommitInput,
     CommitResult,
+    CommitStatus,
     DeskContext,
+    Outcome,
 )
 from domain.failures import UnknownFixture
 from scoreline.accounts.desk_fixtures import lineups_of
 from scoreline.db.tables import fixture, scoreboard, timeline_item
+from scoreline.logging import get_logger
+
+log = get_logger(__name__)
 
 
 class CommandStore:
@@ -39,11 +54,34 @@ class CommandStore:
         self._engine = engine
 
     async def commit(self, data: CommitInput, trace_id: str | None) -> CommitResult:
-        """Decide the key and write the command in one round trip.
+        """Decide the key and write the command in one round trip; if Postgres refuses what it
+        writes, write its `unstorable` refusal instead (status `unstorable`).
 
         Raises:
             UnknownFixture: the fixture is not stored.
+            DBAPIError: Postgres could not be reached or asked for a retry; or it refused even the
+                refusal, which names no value of the command: the store itself is at fault.
         """
+        try:
+            return await self._call(data, trace_id)
+        except DBAPIError as error:
+            refused = _refused_by_postgres(error)
+            if refused is None:
+                raise
+        log.warning(
+            "command unstorable: refused in its place",
+            fixture_id=data.fixture_id,
+            key=data.request.key,
+            code=data.request.code,
+            sqlstate=refused.sqlstate,
+            error=str(refused),
+        )
+        result = await self._call(_refusal(data), trace_id)
+        if result.status is CommitStatus.COMMITTED:
+            return result.model_copy(update={"status": CommitStatus.UNSTORABLE})
+        return result
+
+    async def _call(self, data: CommitInput, trace_id: str | None) -> CommitResult:
         async with self._engine.connect() as conn:
             autocommit = await conn.execution_options(isolation_level="AUTOCOMMIT")
             outcome = await autocommit.scalar(_COMMIT, {"c": _argument(data, trace_id)})
@@ -90,6 +128,36 @@ async def _last_seq(conn: AsyncConnection, fixture_id: int) -> int:
 
 _COMMIT = text("SELECT scoreline_commit_command(CAST(:c AS jsonb))")
 
+_UNSTORABLE_ERRORS = (
+    asyncpg.exceptions.DataError,
+    asyncpg.exceptions.IntegrityConstraintViolationError,
+    asyncpg.exceptions.SyntaxOrAccessError,
+)
+"""Postgres's error classes 22 (data), 23 (constraint) and 42 (statement): the same command fails
+the same way every time."""
+
+
+def _refused_by_postgres(error: DBAPIError) -> asyncpg.exceptions.PostgresError | None:
+    """The driver error behind `error` when what the commit writes is at fault; None for anything
+    a retry can get past (`scoreline.outages`: a lost connection, a lock timeout, a deadlock)."""
+    cause: BaseException | None = error.orig
+    while cause is not None:
+        if isinstance(cause, _UNSTORABLE_ERRORS):
+            return cause
+        cause = cause.__cause__
+    return None
+
+
+def _refusal(data: CommitInput) -> CommitInput:
+    """The `unstorable` refusal of `data`'s command: its row in the `command` table, which makes a
+    resend its duplicate. The input, where the value Postgres refused usually is, stays out."""
+    return CommitInput(
+        fixture_id=data.fixture_id,
+        request=data.request.model_copy(update={"input": {}}),
+        answer=CommandAnswer(outcome=Outcome.REFUSED, reason=UNSTORABLE),
+        saw=data.saw,
+    )
+
 
 def _argument(data: CommitInput, trace_id: str | None) -> str:
     """The function's argument as JSON text: the decided command, its answer and all it writes.
@@ -115,7 +183,8 @@ def _call(data: CommitInput, trace_id: str | None) -> dict[str, Any]:
         "code": request.code,
         "input": request.input,
         "saw": request.saw,
-        "sent_at": request.sent_at.isoformat() if request.sent_at else None,
+        # In UTC: Postgres takes offsets up to ±15:59 only, ISO 8601 (and the API) up to ±23:59.
+        "sent_at": request.sent_at.astimezone(UTC).isoformat() if request.sent_at else None,
         "answer": data.answer.body(),
         "max_changed": MAX_CONFLICT_ENTRIES,
         "seq": data.seq,

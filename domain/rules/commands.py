@@ -11,10 +11,19 @@ This module imports only the stdlib and pydantic: it is safe inside the Temporal
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 MAX_ID = 2**63 - 1
 """Ids and seqs are Postgres bigints."""
@@ -36,7 +45,25 @@ WicketKind = Literal[
 Id = Annotated[int, Field(gt=0, le=MAX_ID)]
 Minute = Annotated[int, Field(ge=0, le=150)]
 ExtraMinute = Annotated[int, Field(ge=0, le=30)]
-CommentaryText = Annotated[str, Field(min_length=1, max_length=1000)]
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def storable(text: str) -> str:
+    """`text` if Postgres can store it. Its `text` and `jsonb` cannot hold NUL, and a lone surrogate
+    has no UTF-8 encoding: a command carrying either would fail its commit every time it ran.
+
+    Raises:
+        ValueError: `text` holds one of them.
+    """
+    if _UNSTORABLE.search(text):
+        raise ValueError("text cannot contain NUL (U+0000) or a lone surrogate (U+D800-U+DFFF)")
+    return text
+
+
+StorableText = Annotated[str, AfterValidator(storable)]
+"""Free text that goes into Postgres. Refused wherever it is validated: by the API, and by the
+`submit` Update (its validator, or the decoding of its argument) before anything reaches history."""
+CommentaryText = Annotated[StorableText, Field(min_length=1, max_length=1000)]
 
 
 class Code(StrEnum):
