@@ -33,6 +33,9 @@ TABLES = {
     "feed_cursor",
     "push_attempt",
     "followers_waiting",
+    "webhook_endpoint",
+    "webhook_message",
+    "webhook_attempt",
 }
 
 
