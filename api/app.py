@@ -18,6 +18,7 @@ from api.routes import commands, console, health, matches, ops, streams
 from api.routes import devices as device_routes
 from api.routes import feeds as feed_routes
 from api.routes import fixtures as fixture_routes
+from api.routes import webhooks as webhook_routes
 from api.tracing import TraceMiddleware
 from api.web.routes import install_web_apps
 from scoreline.db.engine import create_engine
@@ -77,5 +78,6 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(device_routes.router)
     app.include_router(ops.router)
     app.include_router(console.router)
+    app.include_router(webhook_routes.router)
     install_web_apps(app)
     return app

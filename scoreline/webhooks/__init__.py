@@ -1,0 +1,1 @@
+"""Partner webhooks: signed, ordered deliveries of every change, their log, and redelivery."""
