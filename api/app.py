@@ -6,11 +6,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.types import Receive, Scope, Send
 
 from api.cors import PublicReadCors, parse_origins
 from api.errors import install_error_handlers
 from api.guards.body_limit import BodyLimit
 from api.guards.storable_text import StorableText
+from api.guards.unfinished import serve_resetting_unfinished
 from api.live.runtime import LiveRuntime
 from api.metrics import ApiMetrics
 from api.resources import Resources
@@ -24,6 +26,14 @@ from api.web.routes import install_web_apps
 from scoreline.db.engine import create_engine
 from scoreline.redis_client import shared_redis
 from scoreline.settings import Settings
+
+
+class _ScorelineApp(FastAPI):
+    """FastAPI, with a connection left unfinished reset rather than flushed
+    (`api.guards.unfinished`): it needs uvicorn's own `send`, before any middleware wraps it."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await serve_resetting_unfinished(super().__call__, scope, receive, send)
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -57,7 +67,7 @@ def create_app(settings: Settings) -> FastAPI:
             await commands_engine.dispose()
             await engine.dispose()
 
-    app = FastAPI(title="Scoreline", version="0.1.0", lifespan=lifespan)
+    app = _ScorelineApp(title="Scoreline", version="0.1.0", lifespan=lifespan)
     metrics = ApiMetrics()
     app.state.metrics = metrics
     metrics.install(app, address=settings.api_metrics_address)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import psutil
 from websockets.asyncio.client import ClientConnection, connect
 
 WITHIN = 15.0
@@ -135,3 +137,13 @@ class Socket:
 async def websocket(base_url: str) -> AsyncIterator[Socket]:
     async with connect(base_url.replace("http://", "ws://") + "/v1/ws", open_timeout=WITHIN) as connection:
         yield Socket(connection)
+
+
+async def server_let_go(port: int, client: socket.socket) -> bool:
+    """Whether the server on `port` no longer holds its end of `client`'s connection: what a
+    client that stopped reading would otherwise keep (a socket and its buffers on the server)."""
+    peer = client.getsockname()[:2]
+    for connection in psutil.net_connections("tcp"):
+        if connection.laddr and connection.laddr.port == port and connection.raddr == peer:
+            return connection.status != psutil.CONN_ESTABLISHED
+    return True

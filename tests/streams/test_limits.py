@@ -20,7 +20,7 @@ from api.app import create_app
 from api.live.runtime import LiveRuntime
 from scoreline.settings import Settings
 from tests.outbox.writer import MatchWriter
-from tests.streams.clients import WITHIN, sse, websocket
+from tests.streams.clients import WITHIN, server_let_go, sse, websocket
 from tests.support.http import serve
 from tests.support.waiting import eventually
 
@@ -194,6 +194,9 @@ async def test_a_websocket_that_stops_reading_is_cut_and_frees_its_slot(
                     break
             assert live.hub.subscribers == 0, "the stalled client was never dropped"
             await eventually(lambda: _is(live.limits.open, 0))
+            # The server lets go of the socket too: a cut client that kept it would hold a file
+            # descriptor and buffers whatever the caps say, however often it reconnects.
+            await eventually(lambda: server_let_go(int(url.rsplit(":", 1)[1]), stalled))
         finally:
             stalled.close()
 

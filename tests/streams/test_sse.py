@@ -16,7 +16,7 @@ from api.live.runtime import LiveRuntime
 from scoreline.readmodel.cache import refresh
 from scoreline.settings import Settings
 from tests.outbox.writer import MatchWriter
-from tests.streams.clients import SseEvent, sse
+from tests.streams.clients import SseEvent, server_let_go, sse
 from tests.support.http import serve
 from tests.support.waiting import eventually
 
@@ -172,8 +172,10 @@ async def _stall_one_and_read_one(api_url: str, live: LiveRuntime, match: MatchW
                     break
             events = await reading.until_version(match.version, within=60)
             assert live.hub.subscribers == 1, "the stalled client was never dropped"
-            # Its socket is still open and unread: the server ends the connection, freeing its slot.
+            # Its socket is still open and unread: the server ends the connection, freeing its slot,
+            # and lets go of the socket itself (reset, not left waiting to flush to a non-reader).
             await eventually(lambda: _equals(live.limits.open, 1))
+            await eventually(lambda: server_let_go(port, stalled))
     finally:
         stalled.close()
     assert_no_gap(events, 1, match.version)
