@@ -19,6 +19,16 @@ What is kept, and why:
   its gate rows a retried push would send every alert again.
 - `published_document`: the latest version of every document, always (partners read it), and
   every version replaced less than the age ago.
+- `webhook_attempt` (the delivery log partners read): younger than the age. There is no index on
+  its `created_at`, so a batch takes the `limit` oldest attempts by id (the primary key, in
+  insertion order) and deletes those of them past the age: a batch never reads more than `limit`
+  rows, and a young attempt among the oldest ids ends the run early rather than being deleted.
+- `webhook_message`: every message still owed (the delivery engine's work), and every message
+  delivered less than the age (the outbox's) ago. It has no index on `delivered_at` either: a
+  batch stops at `limit` old rows, but a run that finds fewer reads the whole table once (the one
+  statement here that scans; it locks only what it deletes). Deleting a delivered message
+  changes nothing for the engine, whose position is its `feed_cursor` row; a redelivery from a
+  seq whose message is gone is refused (`scoreline.webhooks.deliveries.redeliver`).
 """
 
 from __future__ import annotations
@@ -73,6 +83,17 @@ _DOCUMENT = text(
               AND newer.created_at < {_CUTOFF})
         LIMIT :limit FOR UPDATE OF d SKIP LOCKED))"""
 )
+# Attempts are written once and never updated, so briefly locking young ones in the head is harmless.
+_WEBHOOK_ATTEMPT = text(
+    f"""WITH head AS (
+        SELECT id, created_at FROM webhook_attempt ORDER BY id LIMIT :limit FOR UPDATE SKIP LOCKED)
+    DELETE FROM webhook_attempt WHERE id IN (SELECT id FROM head WHERE created_at < {_CUTOFF})"""
+)
+_WEBHOOK_MESSAGE = text(
+    f"""DELETE FROM webhook_message WHERE ctid = ANY(ARRAY(
+        SELECT ctid FROM webhook_message WHERE delivered_at < {_CUTOFF}
+        LIMIT :limit FOR UPDATE SKIP LOCKED))"""
+)
 _OVER_FIXTURES = text(
     f"""SELECT f.id FROM fixture f
     WHERE f.effects_purged_at IS NULL AND f.updated_at < {_CUTOFF}
@@ -98,6 +119,8 @@ _SIMPLE = {
     RetentionTable.PUSH_ATTEMPT: _PUSH_ATTEMPT,
     RetentionTable.COMMAND: _COMMAND,
     RetentionTable.DOCUMENT: _DOCUMENT,
+    RetentionTable.WEBHOOK_ATTEMPT: _WEBHOOK_ATTEMPT,
+    RetentionTable.WEBHOOK_MESSAGE: _WEBHOOK_MESSAGE,
 }
 
 

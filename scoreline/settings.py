@@ -94,6 +94,8 @@ class Settings(BaseSettings):
     retention_command_age: OptionalDuration = timedelta(days=30)
     retention_effect_log_age: OptionalDuration = timedelta(days=30)
     retention_document_age: OptionalDuration = timedelta(days=7)
+    # The webhook delivery log partners read (`GET /v1/partner/webhooks/{id}/deliveries`).
+    retention_webhook_attempt_age: OptionalDuration = timedelta(days=30)
     retention_batch: int = Field(default=1000, ge=1, le=50_000)
 
     apns_url: str = "https://127.0.0.1:8443"

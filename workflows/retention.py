@@ -1,7 +1,7 @@
 """RetentionWorkflow: delete, in short batches, the rows Scoreline no longer needs.
 
-Without it `domain_event`, `push_attempt`, `command`, `effect_log` and `published_document` only
-grow. The Schedule `retention-{task_queue}` (`workers.schedules`) runs it every
+Without it `domain_event`, `push_attempt`, `command`, `effect_log`, `published_document`,
+`webhook_attempt` and `webhook_message` only grow. The Schedule `retention-{task_queue}` (`workers.schedules`) runs it every
 `RETENTION_INTERVAL`, overlap skip; an operator can also start it from the Temporal UI with `{}`
 (every field has a default).
 
@@ -43,6 +43,8 @@ class RetentionInput(BaseModel):
     command_age_seconds: Age = 30 * DAY
     effect_log_age_seconds: Age = 30 * DAY
     document_age_seconds: Age = 7 * DAY
+    webhook_attempt_age_seconds: Age = 30 * DAY
+    """The delivery log partners read; delivered webhook messages go at `outbox_age_seconds`."""
     batch: Annotated[int, Field(ge=1)] = 1000
     pause_seconds: Annotated[float, Field(ge=0)] = 0.05
     budget_seconds: Annotated[float, Field(gt=0)] = 60.0
@@ -54,6 +56,9 @@ class RetentionInput(BaseModel):
             RetentionTable.COMMAND: self.command_age_seconds,
             RetentionTable.EFFECT_LOG: self.effect_log_age_seconds,
             RetentionTable.DOCUMENT: self.document_age_seconds,
+            RetentionTable.WEBHOOK_ATTEMPT: self.webhook_attempt_age_seconds,
+            # A delivered message is kept as long as the outbox row it was made from.
+            RetentionTable.WEBHOOK_MESSAGE: self.outbox_age_seconds,
         }
 
 
@@ -67,6 +72,8 @@ class RetentionResult(BaseModel):
     command: int = 0
     effect_log: int = 0
     published_document: int = 0
+    webhook_attempt: int = 0
+    webhook_message: int = 0
     fixtures_purged: int = 0
     batches: int = 0
     failed: tuple[RetentionTable, ...] = ()
@@ -115,6 +122,8 @@ class RetentionWorkflow:
             command=deleted[RetentionTable.COMMAND],
             effect_log=deleted[RetentionTable.EFFECT_LOG],
             published_document=deleted[RetentionTable.DOCUMENT],
+            webhook_attempt=deleted[RetentionTable.WEBHOOK_ATTEMPT],
+            webhook_message=deleted[RetentionTable.WEBHOOK_MESSAGE],
             fixtures_purged=fixtures,
             batches=batches,
             failed=tuple(failed),

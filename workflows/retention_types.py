@@ -16,6 +16,8 @@ class RetentionTable(StrEnum):
     COMMAND = "command"
     EFFECT_LOG = "effect_log"
     DOCUMENT = "published_document"
+    WEBHOOK_ATTEMPT = "webhook_attempt"
+    WEBHOOK_MESSAGE = "webhook_message"
 
 
 class PurgeInput(BaseModel):

@@ -11,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import asyncpg
+from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import (
     Client,
@@ -22,12 +23,14 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from scoreline.feeds.partners import create_partner
 from scoreline.settings import Settings
 from tests.retention import rows
 from tests.retention.rows import AGES, older_than
 from tests.support.replay import assert_replays
 from tests.support.waiting import eventually
 from tests.support.worker import running_worker
+from tests.webhooks import delivery_rows
 from workers.main import run
 from workers.schedules import ensure_retention_schedule, retention_schedule_id
 from workflows.retention import RetentionInput, RetentionResult, RetentionWorkflow
@@ -45,7 +48,11 @@ async def execute(
 
 
 async def test_the_workflow_purges_every_table_and_returns_counts(
-    db: asyncpg.Connection, worker_settings: Settings, temporal_client: Client, task_queue: str
+    db: asyncpg.Connection,
+    engine: AsyncEngine,
+    worker_settings: Settings,
+    temporal_client: Client,
+    task_queue: str,
 ) -> None:
     """Started with `{}` (the UI form's defaults), it deletes what is past each age and reports per table."""
     await rows.fixture(db, changed_days_ago=older_than(AGES.effect_log_age_seconds))
@@ -56,6 +63,12 @@ async def test_the_workflow_purges_every_table_and_returns_counts(
     await rows.effects(db, 5, older_than(AGES.effect_log_age_seconds))
     await rows.document(db, "match/81000001", 1, 40)
     await rows.document(db, "match/81000001", 2, 30)
+    await create_partner(engine, "acme", [8])
+    hook = await delivery_rows.endpoint(engine, "acme", "https://hooks.acme.example/scores")
+    for seq in (1, 2):
+        await delivery_rows.attempt(engine, hook, rows.FIXTURE_ID, seq, days_ago=31)
+    await delivery_rows.messages(engine, hook, rows.FIXTURE_ID, [1], delivered=True)
+    await db.execute("UPDATE webhook_message SET delivered_at = now() - interval '8 days'")
 
     async with running_worker(temporal_client, worker_settings):
         result, history = await execute(temporal_client, task_queue, RetentionInput.model_validate({}))
@@ -66,8 +79,10 @@ async def test_the_workflow_purges_every_table_and_returns_counts(
         command=2,
         effect_log=5,
         published_document=1,
+        webhook_attempt=2,
+        webhook_message=1,
         fixtures_purged=1,
-        batches=5,
+        batches=7,
     )
     await assert_replays([RetentionWorkflow], history)
 
@@ -81,6 +96,7 @@ async def test_35_old_rows_go_in_4_batches_of_10_whatever_the_budget(
         command_age_seconds=None,
         effect_log_age_seconds=None,
         document_age_seconds=None,
+        webhook_attempt_age_seconds=None,
         batch=10,
         pause_seconds=0,
     )
