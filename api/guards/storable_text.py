@@ -1,14 +1,14 @@
 """Text Postgres cannot store, refused with 422 naming the field before any route sees it.
 
 Postgres `text` and `jsonb` refuse a NUL and a lone UTF-16 surrogate. Let through, such a string
-fails the write deep inside (a desk command's commit was retried forever under the desk's lock,
-a new desk was a 500), so this guard answers 422 `validation_error` with the field's path on
-every route, future ones included.
+fails the write deep inside, where no answer can name it; so this guard answers 422
+`validation_error` with the field's path on every route, future ones included.
 
-It costs the command road one bytes search: JSON can carry these characters only as `\\u0000` or
-`\\ud800`-`\\udfff` escapes, so only a body holding one is parsed and walked (an emoji's
-surrogate pair or an escaped backslash is a false alarm and passes). The body is checked as the
-route reads it, never before, so a route's token check still comes before its body.
+It costs the command road one bytes search: UTF-8 JSON can carry these characters only as
+`\\u0000` or `\\ud800`-`\\udfff` escapes, so only a body holding one is parsed and walked (an
+emoji's surrogate pair or an escaped backslash is a false alarm and passes). A body in UTF-16 or
+UTF-32, which the JSON parser also reads, can carry them raw, so it is always walked. The body is
+checked as the route reads it, never before, so a route's token check still comes before its body.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from api.errors import InvalidFields, invalid_fields_response
 
 _SUSPECT_ESCAPE = re.compile(rb"\\u(?:0000|d[89a-f])", re.IGNORECASE)
+_UTF8 = frozenset({"utf-8", "utf-8-sig"})
 _MESSAGE = "text may not contain NUL characters or unpaired surrogates"
 _TYPE = "unstorable_text"
 
@@ -53,8 +54,9 @@ def _fields(paths: list[str]) -> list[dict[str, str]]:
 
 
 def body_fields(body: bytes) -> list[dict[str, str]]:
-    """The body's unstorable fields; none unless it holds a suspect escape and parses as JSON."""
-    if _SUSPECT_ESCAPE.search(body) is None:
+    """The body's unstorable fields; none unless it may hold some and parses as JSON."""
+    utf8 = json.detect_encoding(body) in _UTF8
+    if utf8 and _SUSPECT_ESCAPE.search(body) is None:
         return []
     try:
         parsed = json.loads(body)

@@ -34,6 +34,22 @@ async def test_a_nul_in_a_desk_name_is_422_naming_the_field(api: Road) -> None:
     assert await api.rows("SELECT 1 FROM desk") == []
 
 
+async def test_a_nul_in_a_utf16_body_is_422_naming_the_field(api: Road) -> None:
+    """The JSON parser reads UTF-16 and UTF-32 too, where a NUL travels raw, not as an escape: such
+    a desk name passed the guard and was a 500 again."""
+    fixture_id = await api.fixture()
+
+    response = await api.http.post(
+        f"/v1/console/matches/{fixture_id}/desks",
+        content=json.dumps({"name": "desk\u0000one"}).encode("utf-16-le"),
+        headers=_operator(api),
+    )
+
+    assert response.status_code == 422, response.text
+    assert [field["path"] for field in response.json()["error"]["fields"]] == ["body.name"]
+    assert await api.rows("SELECT 1 FROM desk") == []
+
+
 async def test_a_nul_in_a_new_fixture_is_422_naming_the_field(api: Road) -> None:
     """Regression: a fixture whose player name held a NUL failed in the insert (500). Fails on
     main before the fix."""
