@@ -12,16 +12,21 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Annotated, Any
 
-from fastapi import APIRouter, FastAPI, Path, Request, Response
+from fastapi import APIRouter, FastAPI, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 
 from api.errors import error_body
 from api.metrics import ApiMetrics
 from api.resources import Resources
+from scoreline.feeds.change_cursor import MAX_TOKEN_LENGTH, START, BadCursorError, ChangeCursor
 from scoreline.feeds.directory import PartnerDirectory
 from scoreline.feeds.keys import MatchDoc, parse_doc_key
+from scoreline.feeds.partner_changes import MAX_LIMIT, PartnerChange, changes_after, is_kept, oldest_cursor
+from scoreline.feeds.partners import Partner
 from scoreline.feeds.served import DocumentCopies, FeedUnavailableError, Representation
 
 CACHE_CONTROL = "private, no-cache"
@@ -67,6 +72,71 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
+class ChangesPage(BaseModel):
+    """A page of the change cursor: `next` is where the following read starts (the same cursor
+    when nothing new was committed)."""
+
+    changes: list[PartnerChange]
+    next: str
+
+
+After = Annotated[
+    str | None,
+    Query(
+        max_length=MAX_TOKEN_LENGTH,
+        description="The `next` of the previous page; without it, from the oldest change kept.",
+    ),
+]
+Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Changes in this page at most.")]
+
+_CHANGE_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: _ERRORS[401],
+    403: {"description": "The key was revoked."},
+    410: {"description": "The cursor is older than what is kept; `error.oldest` is the oldest valid one."},
+    422: {"description": "`after` is not a cursor this API issued, or `limit` is out of 1..1000."},
+    503: _ERRORS[503],
+}
+
+
+# Declared before the `/{doc:path}` catch-all, which would otherwise take `changes` as a document.
+@router.get("/changes", response_model=ChangesPage, responses=_CHANGE_ERRORS)
+async def changes(request: Request, after: After = None, limit: Limit = 100) -> Response:
+    """Every change (one log entry each) of the matches in your competitions, in commit order.
+
+    Keep `next` and send it as `after`: you get each change once, with no gap, across restarts. A
+    broadcast delay set on your key holds back every change younger than it.
+    """
+    found = _partner(request)
+    if not isinstance(found, Partner):
+        return found
+    try:
+        cursor = START if after is None else ChangeCursor.decode(after)
+    except BadCursorError:
+        return _error(422, "invalid_cursor", "`after` is not a cursor this API issued; use a `next` value")
+    resources: Resources = request.app.state.resources
+    async with resources.engine.connect() as conn:
+        # One snapshot: the cursor's commit is checked and read past in the same view of the outbox.
+        snapshot = await conn.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
+        async with snapshot.begin():
+            if not await is_kept(snapshot, cursor):
+                oldest = (await oldest_cursor(snapshot)).encode()
+                body = error_body(
+                    "cursor_expired",
+                    "changes after this cursor are no longer kept; start again from `oldest`",
+                    oldest=oldest,
+                )
+                return JSONResponse(body, status_code=410)
+            page = await changes_after(
+                snapshot,
+                cursor,
+                found.competitions,
+                limit,
+                delay=timedelta(seconds=found.delay_seconds),
+            )
+    body_json = ChangesPage(changes=page.changes, next=page.cursor.encode()).model_dump_json()
+    return Response(body_json, media_type=JSON_TYPE, headers={"Cache-Control": "private, no-store"})
+
+
 @router.get("/{doc:path}", responses=_ERRORS, response_class=Response)
 async def feed(doc: DocPath, request: Request) -> Response:
     """The latest version of a partner document, with a strong `ETag`; gzip if accepted.
@@ -80,10 +150,10 @@ async def feed(doc: DocPath, request: Request) -> Response:
     return response
 
 
-async def _feed(doc: str, request: Request) -> Response:
+def _partner(request: Request) -> Partner | JSONResponse:
+    """The active partner whose key the request carries, or the error to answer."""
     feeds: Feeds = request.app.state.feeds
-    headers = request.headers
-    api_key = headers.get("x-api-key")
+    api_key = request.headers.get("x-api-key")
     if not api_key:
         return _error(
             401, "unauthorized", "send your partner API key in the X-Api-Key header", AUTH_CHALLENGE
@@ -95,6 +165,15 @@ async def _feed(doc: str, request: Request) -> Response:
         return _error(401, "invalid_api_key", "this API key is not valid", AUTH_CHALLENGE)
     if not partner.active:
         return _error(403, "api_key_revoked", "this API key has been revoked")
+    return partner
+
+
+async def _feed(doc: str, request: Request) -> Response:
+    feeds: Feeds = request.app.state.feeds
+    headers = request.headers
+    partner = _partner(request)
+    if not isinstance(partner, Partner):
+        return partner
     key = parse_doc_key(doc)
     try:
         document = None if key is None else await feeds.documents.get(key.key)

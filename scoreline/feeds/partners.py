@@ -42,6 +42,8 @@ class Partner:
     name: str
     competitions: frozenset[int]
     active: bool
+    delay_seconds: int = 0
+    """Broadcast delay of what the key reads: nothing committed less than this long ago."""
 
 
 def new_api_key() -> str:
@@ -103,10 +105,15 @@ async def revoke_partner(engine: AsyncEngine, name: str) -> Partner:
 
 async def load_partners(connection: asyncpg.Connection) -> dict[str, Partner]:
     """Every partner, revoked ones included (so a revoked key gets 403, not 401), by key hash."""
-    rows = await connection.fetch("SELECT name, api_key_hash, competitions, active FROM partner")
+    rows = await connection.fetch(
+        "SELECT name, api_key_hash, competitions, active, delay_seconds FROM partner"
+    )
     return {
         row["api_key_hash"]: Partner(
-            name=row["name"], competitions=frozenset(row["competitions"]), active=row["active"]
+            name=row["name"],
+            competitions=frozenset(row["competitions"]),
+            active=row["active"],
+            delay_seconds=row["delay_seconds"],
         )
         for row in rows
     }
