@@ -152,7 +152,7 @@ class Settings(BaseSettings):
     # its own port unless `api_metrics_address` names another one: in production, an internal
     # port the public ingress never routes to. `provider_hourly_budget` is the calls per entity
     # per hour the workers spend at most between them (`activities.provider.budget`: the live
-    # board first, reconciles stretched when short) and the denominator of the budget alert; set
+    # board polled no faster than it pays for, a match's own fetches first, reconciles stretched) and the denominator of the budget alert; set
     # it at or below the plan's. `provider_budget_window` is the provider's counting window (an
     # hour at SportMonks; tests shorten it).
     worker_metrics_address: str = "127.0.0.1:9464"

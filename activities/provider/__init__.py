@@ -7,7 +7,7 @@ Layers, each in its own module:
 - `client.SportMonksClient`: envelopes → `Snapshot`s; `live()` coalesces `livescores/inplay`
   (`shared_board`: one request per interval for every worker); per-fixture calls are batched
   into `fixtures/multi` (`batching`).
-- `budget.RequestBudget`: the hourly calls per entity the deployment spends, board first.
+- `budget.RequestBudget`: the hourly calls per entity the deployment spends, a match's own fetches first.
 - `errors`: the `ProviderError` hierarchy callers branch on.
 """
 

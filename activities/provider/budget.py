@@ -113,7 +113,7 @@ class _LocalBucket:
 
 
 class RequestBudget:
-    """Spends `calls` per entity per `window` at most, board first.
+    """Spends `calls` per entity per `window` at most, a match's own fetches first.
 
     Args:
         redis: The deployment's Redis (None: this process keeps the buckets itself).

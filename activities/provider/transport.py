@@ -88,7 +88,7 @@ class _Call:
     endpoint: str
     path: str
     params: Mapping[str, str]
-    priority: Priority = "urgent"
+    priority: Priority = "deferrable"
     sent: int = 0
     status: int | None = None  # of the latest attempt's answer, for its log line
 
@@ -204,7 +204,7 @@ class SportMonksTransport:
         path: str,
         params: Mapping[str, str] | None = None,
         *,
-        priority: Priority = "urgent",
+        priority: Priority = "deferrable",
     ) -> Envelope:
         """GET `{prefix}/{path}` and return its checked envelope.
 
@@ -212,7 +212,9 @@ class SportMonksTransport:
             endpoint: The endpoint's name for logs and errors (`fixtures/{id}`).
             path: The concrete path below the API's prefix (`fixtures/123`).
             params: Query parameters (never the token: the transport adds it where the API wants it).
-            priority: What the call is to the hourly budget (every attempt spends one call).
+            priority: What the call is to the hourly budget (every attempt spends one call). By
+                default a call that can wait for its next turn (the fixture sync's pages, the
+                cricket score table): only a match's own fetches are urgent, the board its own.
 
         Raises:
             ProviderBudgetSpent: the hourly budget cannot spare a call of this priority (nothing sent).

@@ -1,8 +1,9 @@
-"""The hourly request budget (`budget`): one token bucket per entity in Redis, board first.
+"""The hourly request budget (`budget`): one token bucket per entity in Redis, a match's own
+fetches first.
 
-With the real Redis: a budget of 120/h (a bucket of two) lets the board take calls down to zero
-tokens while deferrable calls stop at half the capacity and urgent ones at a quarter (seen in
-full on a bucket of forty); the bucket refills up to its capacity and no further; two
+With the real Redis: a budget of 120/h (a bucket of two) lets urgent calls take it down to zero
+tokens while deferrable calls stop at half the capacity and the board at a quarter (seen in full
+on a bucket of forty); the bucket refills up to its capacity and no further; two
 `RequestBudget`s on one Redis, as two workers, spend one bucket; with Redis unreachable a process
 keeps the same bucket in memory and still refuses beyond it. Through the transport against the
 simulator: a call the budget refuses raises `ProviderBudgetSpent` and is never sent (the
@@ -16,7 +17,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
 
 import httpx
 import pytest
@@ -321,3 +322,15 @@ async def test_an_endpoint_can_be_its_own_entity(budgeted: MakeBudgeted) -> None
     assert caught.value.entity == LIVE
     assert await client.fixture(THREE_IDS[0], within=0) is not None
     assert await sim.requests() == {LIVE: 2, MULTI: 1}
+
+
+async def test_a_call_of_no_stated_priority_waits_behind_the_board(budgeted: MakeBudgeted) -> None:
+    """The fixture sync's pages and the cricket score table state no priority: they wait for their
+    next turn rather than take the board's share. Urgent was the default, so the sync's paging
+    went ahead of the live board."""
+    made = await budgeted(1)
+    client = made.client
+    assert sorted((await client.live()).fixtures) == sorted(THREE_IDS)
+    with pytest.raises(ProviderBudgetSpent) as caught:
+        await client.fixtures_between(date(2026, 3, 14), date(2026, 3, 14))
+    assert caught.value.priority == "deferrable"
