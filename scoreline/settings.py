@@ -19,7 +19,7 @@ from scoreline.durations import Duration, DurationList, OptionalDuration
 
 DEFAULT_DATA_DIR = Path(".scoreline")
 ENV_FILE_NAME = "env"
-PRODUCTION_API_METRICS_ADDRESS = "127.0.0.1:9100"
+PRODUCTION_API_METRICS_ADDRESS = "127.0.0.1:9466"
 
 
 class Environment(StrEnum):

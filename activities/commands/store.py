@@ -12,9 +12,9 @@ All of it is one SQL function (`scoreline_commit_command`, migration 0007), call
 statement outside any explicit transaction: one round trip, whose implicit transaction is the
 commit. The command's lock, reads and writes never wait on the network in between.
 
-A commit Postgres refuses for what it writes (a data, constraint or statement error) would fail the
+A commit Postgres refuses for what it writes (a data or constraint error) would fail the
 same way on every retry, under the desk's lock: the command is refused `unstorable` instead, and
-that refusal is what gets written (issue 33). Anything else (a lost connection, a lock timeout, a
+that refusal is what gets written. Anything else (a lost connection, a lock timeout, a
 deadlock) is raised, and the local activity retries it while the desk hears `try_again`.
 """
 
@@ -131,10 +131,10 @@ _COMMIT = text("SELECT scoreline_commit_command(CAST(:c AS jsonb))")
 _UNSTORABLE_ERRORS = (
     asyncpg.exceptions.DataError,
     asyncpg.exceptions.IntegrityConstraintViolationError,
-    asyncpg.exceptions.SyntaxOrAccessError,
 )
-"""Postgres's error classes 22 (data), 23 (constraint) and 42 (statement): the same command fails
-the same way every time."""
+"""Postgres's error classes 22 (data) and 23 (constraint): the same command fails the same way
+every time. A statement or privilege error (class 42) is the deployment's fault, not the
+command's: it is retried like an outage, so fixing the deployment lets the command through."""
 
 
 def _refused_by_postgres(error: DBAPIError) -> asyncpg.exceptions.PostgresError | None:

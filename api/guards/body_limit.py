@@ -25,7 +25,7 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         if self._announced(scope) > self.max_bytes:
-            # The client may still be sending: the server closes the connection after this answer.
+            # Answered before the body is read; the server discards whatever of it still arrives.
             await JSONResponse(error_body("payload_too_large", self._message()), status_code=413)(
                 scope, receive, send
             )

@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.errors import InvalidFields, invalid_fields_response
+from domain.rules.commands import is_storable
 
 _SUSPECT_ESCAPE = re.compile(rb"\\u(?:0000|d[89a-f])", re.IGNORECASE)
 _UTF8 = frozenset({"utf-8", "utf-8-sig"})
@@ -30,18 +31,14 @@ _TYPE = "unstorable_text"
 Path = tuple[str | int, ...]
 
 
-def unstorable(text: str) -> bool:
-    return "\x00" in text or any("\ud800" <= char <= "\udfff" for char in text)
-
-
 def unstorable_paths(value: object, at: Path = ()) -> Iterator[Path]:
     """The path of every string (object key or value) in a parsed JSON value Postgres cannot store."""
     if isinstance(value, str):
-        if unstorable(value):
+        if not is_storable(value):
             yield at
     elif isinstance(value, dict):
         for key, item in value.items():
-            if unstorable(key):
+            if not is_storable(key):
                 yield (*at, key)
             yield from unstorable_paths(item, (*at, key))
     elif isinstance(value, list):
@@ -71,7 +68,7 @@ def url_fields(scope: Scope) -> list[dict[str, str]]:
     query: bytes = scope.get("query_string", b"")
     if b"%00" in query or b"\x00" in query:
         pairs = parse_qsl(query.decode("latin-1"), keep_blank_values=True)
-        found += [f"query.{name}" for name, value in pairs if unstorable(name) or unstorable(value)]
+        found += [f"query.{name}" for name, value in pairs if not (is_storable(name) and is_storable(value))]
     return _fields(found)
 
 

@@ -177,8 +177,8 @@ async def _spend(limit: MinuteRateLimit, subject: str, rule: str) -> None:
 
 async def _registration_within_rate(request: Request, resources: ResourcesDep) -> None:
     """Every `POST /v1/devices` from the client's address counts, whatever it comes to: each new
-    device is one more token any match's pushes can be aimed at. A dependency of the route, so it
-    runs before the body is validated and a malformed flood counts too."""
+    device is one more token any match's pushes can be aimed at. A dependency of the route, so a
+    body that is valid JSON but not a valid registration counts too."""
     per_minute = resources.settings.device_registration_rate_limit
     await _spend(
         MinuteRateLimit(resources.redis, "registrations", per_minute),

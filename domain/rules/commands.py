@@ -48,14 +48,19 @@ ExtraMinute = Annotated[int, Field(ge=0, le=30)]
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
+def is_storable(text: str) -> bool:
+    """Whether Postgres can store `text`: its `text` and `jsonb` cannot hold NUL, and a lone
+    surrogate has no UTF-8 encoding, so a write carrying either fails every time it runs."""
+    return _UNSTORABLE.search(text) is None
+
+
 def storable(text: str) -> str:
-    """`text` if Postgres can store it. Its `text` and `jsonb` cannot hold NUL, and a lone surrogate
-    has no UTF-8 encoding: a command carrying either would fail its commit every time it ran.
+    """`text` if Postgres can store it (`is_storable`).
 
     Raises:
-        ValueError: `text` holds one of them.
+        ValueError: `text` holds a NUL or a lone surrogate.
     """
-    if _UNSTORABLE.search(text):
+    if not is_storable(text):
         raise ValueError("text cannot contain NUL (U+0000) or a lone surrogate (U+D800-U+DFFF)")
     return text
 

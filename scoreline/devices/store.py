@@ -249,7 +249,7 @@ async def report_activity_token(
 
     Only a follower's report is taken: every change of the match is pushed to an active token, so
     a token reported for a match the device does not follow would let anyone aim the fan-outs at
-    any number of tokens (issue 33). The follow is locked until the report commits, so an unfollow
+    any number of tokens. The follow is locked until the report commits, so an unfollow
     cannot slip between them.
 
     A follower may have several activities for one fixture in turn (`live_activity.generation`: a
