@@ -147,6 +147,18 @@ class Settings(BaseSettings):
     live_max_connections: int = Field(default=20_000, ge=1)
     live_max_connections_per_client: int = Field(default=1_000, ge=1)
 
+    # Partner webhooks (`scoreline.webhooks`, run by `scoreline feeds`). A message that has failed
+    # for `webhook_retry_for` pauses its endpoint (nothing is dropped; resume continues). Retries
+    # wait a full-jitter exponential from `webhook_backoff_first` up to `webhook_backoff_cap`, and
+    # never less than a receiver's Retry-After. A POST has `webhook_timeout` to be answered; at most
+    # `webhook_concurrency` are in flight per process, `webhook_endpoint_concurrency` per endpoint.
+    webhook_retry_for: Duration = timedelta(hours=24)
+    webhook_backoff_first: Duration = timedelta(seconds=1)
+    webhook_backoff_cap: Duration = timedelta(minutes=10)
+    webhook_timeout: Duration = timedelta(seconds=10)
+    webhook_concurrency: int = Field(default=256, ge=1, le=10_000)
+    webhook_endpoint_concurrency: int = Field(default=16, ge=1, le=1_000)
+
     # Metrics (`scoreline.metrics`, `api.metrics`). The worker and the feed builder serve
     # Prometheus on these host:port addresses (empty: no exporter). The API serves `/metrics` on
     # its own port unless `api_metrics_address` names another one: in production, an internal

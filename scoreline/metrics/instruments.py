@@ -143,6 +143,28 @@ class ScorelineMetrics:
             "1 while this feed builder holds the lead (one per database).",
             "",
         )
+        # Partner webhooks (scoreline.webhooks).
+        self.webhook_deliveries: MetricCounter = m.create_counter(
+            "scoreline_webhook_deliveries",
+            "Webhook attempts, by outcome (delivered: 2xx; failed: another status; no_answer).",
+            "",
+        )
+        self.webhook_pauses: MetricCounter = m.create_counter(
+            "scoreline_webhook_pauses", "Endpoints paused after a message failed for WEBHOOK_RETRY_FOR.", ""
+        )
+        self.webhook_owed: MetricGauge = m.create_gauge(
+            "scoreline_webhook_owed", "Webhook messages not delivered yet, paused endpoints included.", ""
+        )
+        self.webhook_lag: MetricGaugeFloat = m.create_gauge_float(
+            "scoreline_webhook_lag_seconds",
+            "Seconds the most overdue undelivered message of an active endpoint is past its due time.",
+            "",
+        )
+        self.webhook_endpoints_paused: MetricGauge = m.create_gauge(
+            "scoreline_webhook_endpoints_paused",
+            "Webhook endpoints paused by a day of failures (not those an operator paused).",
+            "",
+        )
         # Outbox consumers.
         self.outbox_lag: MetricGaugeFloat = m.create_gauge_float(
             "scoreline_outbox_lag_seconds", "How far a consumer is behind the outbox, by consumer.", ""

@@ -1,0 +1,186 @@
+"""The delivery loop: lease due messages, POST each one, record every attempt, back off on failure.
+
+Concurrency is bounded twice: `concurrency` POSTs in flight in all, `per_endpoint` per endpoint
+(the claim asks for no more than each endpoint has room for). Each message is its own task, so a
+receiver that times out holds at most its endpoint's slots, never another endpoint's, and a
+failing match never holds another match (each match's head is leased on its own). Answers are
+recorded in batches by one recorder task; a message's slot is freed once its answer is recorded,
+which is also what lets the claim see that match's next seq.
+
+A message that has failed for `retry_for` pauses its endpoint (logged once, counted by
+`scoreline_webhook_pauses`): nothing is dropped, and a resume sends from that message on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import Counter
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Final
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from scoreline.logging import get_logger
+from scoreline.metrics.instruments import metrics
+from scoreline.webhooks.backoff import next_delay, parse_retry_after
+from scoreline.webhooks.claims import Claimed, Outcome, claim, pause_failing, record, seconds_to_next_due
+from scoreline.webhooks.endpoints import signing_secrets
+from scoreline.webhooks.sender import Answer, Sender
+from scoreline.webhooks.signing import message_id
+
+log = get_logger(__name__)
+
+RECORD_BATCH: Final = 500
+LEASE_MARGIN: Final = timedelta(seconds=30)
+"""A lease outlives the send's deadline by this much, so a slow recorder never lets a second send start."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryOptions:
+    retry_for: timedelta
+    backoff_first: timedelta
+    backoff_cap: timedelta
+    timeout: timedelta
+    concurrency: int
+    per_endpoint: int
+    idle_check: timedelta
+    """The longest the loop sleeps without looking for due messages (a wake-up may come sooner)."""
+
+
+class Deliverer:
+    """`run()` until cancelled; `wake()` when new messages may be due (the filler calls it)."""
+
+    def __init__(self, engine: AsyncEngine, sender: Sender, options: DeliveryOptions) -> None:
+        self._engine = engine
+        self._sender = sender
+        self._options = options
+        self._wake = asyncio.Event()
+        self._answers: asyncio.Queue[Outcome] = asyncio.Queue()
+        self._in_flight: Counter[int] = Counter()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def run(self) -> None:
+        recorder = asyncio.create_task(self._record_forever(), name="webhook-recorder")
+        try:
+            await self._claim_forever()
+        finally:
+            recorder.cancel()
+            for task in list(self._tasks):
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await recorder
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            self._in_flight.clear()
+
+    async def _claim_forever(self) -> None:
+        options = self._options
+        lease = options.timeout + LEASE_MARGIN
+        while True:
+            self._wake.clear()
+            free = options.concurrency - sum(self._in_flight.values())
+            claimed: list[Claimed] = []
+            if free > 0:
+                async with self._engine.connect() as conn:
+                    claimed = await claim(
+                        conn,
+                        limit=free,
+                        per_endpoint=options.per_endpoint,
+                        busy={k: v for k, v in self._in_flight.items() if v},
+                        lease=lease,
+                    )
+                    await conn.commit()
+                    wait = None if claimed else await seconds_to_next_due(conn)
+                for message in claimed:
+                    self._in_flight[message.endpoint_id] += 1
+                    task = asyncio.create_task(self._send(message))
+                    self._tasks.add(task)
+                    task.add_done_callback(self._tasks.discard)
+                if claimed:
+                    continue
+            else:
+                wait = None
+            idle = options.idle_check.total_seconds()
+            timeout = idle if wait is None else min(max(wait, 0.001), idle)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await self._wake.wait()
+
+    async def _send(self, message: Claimed) -> None:
+        msg_id = message_id(message.endpoint_id, message.fixture_id, message.seq)
+        keys = signing_secrets(
+            message.secret, message.previous_secret, message.previous_secret_until, message.now
+        )
+        answer = await self._sender.post(message.url, msg_id, message.body, keys)
+        self._answers.put_nowait(self._outcome(message, msg_id, answer))
+
+    def _outcome(self, message: Claimed, msg_id: str, answer: Answer) -> Outcome:
+        options = self._options
+        retry_in = timedelta(0)
+        if not answer.delivered:
+            retry_after = parse_retry_after(answer.retry_after, message.now)
+            retry_in = next_delay(
+                message.attempts + 1, options.backoff_first, options.backoff_cap, retry_after
+            )
+        outcome = (
+            "delivered" if answer.delivered else ("failed" if answer.status is not None else "no_answer")
+        )
+        metrics().webhook_deliveries.add(1, {"outcome": outcome})
+        return Outcome(
+            endpoint_id=message.endpoint_id,
+            fixture_id=message.fixture_id,
+            seq=message.seq,
+            message_id=msg_id,
+            status=answer.status,
+            latency_ms=answer.latency_ms,
+            head=answer.head,
+            error=answer.error,
+            delivered=answer.delivered,
+            retry_in=retry_in,
+        )
+
+    async def _record_forever(self) -> None:
+        while True:
+            batch = [await self._answers.get()]
+            while len(batch) < RECORD_BATCH and not self._answers.empty():
+                batch.append(self._answers.get_nowait())
+            await self._record(batch)
+            for outcome in batch:
+                self._in_flight[outcome.endpoint_id] -= 1
+            self._wake.set()
+
+    async def _record(self, batch: list[Outcome]) -> None:
+        """Write the batch, retrying until Postgres takes it: an answer is never forgotten while
+        this process lives (if it dies, the lease runs out and the message is sent again)."""
+        while True:
+            try:
+                async with self._engine.begin() as conn:
+                    expired = await record(conn, batch, self._options.retry_for)
+                    paused = [
+                        endpoint_id
+                        for endpoint_id in sorted({e for e, _, _ in expired})
+                        if await pause_failing(conn, endpoint_id, self._pause_reason(expired, endpoint_id))
+                    ]
+            except Exception as error:  # noqa: BLE001 - the database went away: keep the answers, retry
+                log.warning("webhooks.record_failed", error=f"{type(error).__name__}: {error}", retry_in=1.0)
+                await asyncio.sleep(1.0)
+                continue
+            for endpoint_id in paused:
+                metrics().webhook_pauses.add(1)
+                log.warning(
+                    "webhooks.endpoint_paused",
+                    endpoint_id=endpoint_id,
+                    reason=self._pause_reason(expired, endpoint_id),
+                )
+            return
+
+    def _pause_reason(self, expired: list[tuple[int, int, int]], endpoint_id: int) -> str:
+        fixture_id, seq = next((f, s) for e, f, s in expired if e == endpoint_id)
+        return (
+            f"fixture {fixture_id} seq {seq} failed for {self._options.retry_for} without a 2xx; "
+            "resume to send again from there"
+        )
