@@ -48,9 +48,10 @@ class LiveHub:
 
     # --- interest -----------------------------------------------------------------------------
 
-    def subscriber(self, kind: str) -> Subscriber:
-        """A new subscriber that follows nothing yet (queue size from the settings)."""
-        return Subscriber(self._capacity, kind=kind)
+    def subscriber(self, kind: str, *, delay: float = 0.0) -> Subscriber:
+        """A new subscriber that follows nothing yet (queue size from the settings), holding each
+        change `delay` seconds."""
+        return Subscriber(self._capacity, kind=kind, delay=delay)
 
     def follow(self, subscriber: Subscriber, fixture_id: int) -> None:
         subscriber.fixtures.add(fixture_id)

@@ -66,10 +66,11 @@ class EventStreamResponse(StreamingResponse):
 
 
 async def match_stream(
-    first: LiveValue, subscriber: Subscriber, tracker: VersionTracker, keepalive: float
+    first: LiveValue | None, subscriber: Subscriber, tracker: VersionTracker, keepalive: float
 ) -> AsyncIterator[str]:
-    """The first value, then every newer version of one match."""
-    fitted = await tracker.fit(first)
+    """The first value (None: it is queued in the subscriber, as a delayed stream's is), then
+    every newer version of one match."""
+    fitted = None if first is None else await tracker.fit(first)
     if fitted is not None:
         yield value_event(fitted, with_id=True)
     async for value in _changes(subscriber, tracker, keepalive):

@@ -23,7 +23,8 @@ Server → client:
 A channel nobody subscribed to costs nothing: the hub loads a match's change only if a connection
 follows it (or takes every match, as `scores` and `status` do). A connection that falls behind is
 closed with code 1013 (try again later) instead of slowing the others; so is one opened past the
-connection limits (`api.live.limits`). A frame bigger than `MAX_FRAME_BYTES` is refused by the
+connection limits (`api.live.limits`). With `?delay=SECONDS` (0 to 300) every message, the first values included, comes that long after
+the commit it shows (`api.live.delay`). A frame bigger than `MAX_FRAME_BYTES` is refused by the
 server's protocol layer (close 1009) from its header, before its payload is read.
 """
 
@@ -39,6 +40,7 @@ from sqlalchemy.exc import DBAPIError
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from api.live.changes import LiveValue, current_value
+from api.live.delay import first_due
 from api.live.runtime import LiveRuntime
 from api.live.subscriber import Subscriber, SubscriberDroppedError, cut_when_dropped
 from api.live.tracking import VersionTracker
@@ -112,10 +114,10 @@ def _is_channel(channel: str) -> bool:
 class LiveSocket:
     """One WebSocket connection: its channels, what it sent, and the two loops that drive it."""
 
-    def __init__(self, websocket: WebSocket, live: LiveRuntime) -> None:
+    def __init__(self, websocket: WebSocket, live: LiveRuntime, delay: float = 0.0) -> None:
         self._socket = websocket
         self._live = live
-        self._subscriber: Subscriber = live.hub.subscriber("ws")
+        self._subscriber: Subscriber = live.hub.subscriber("ws", delay=delay)
         self._tracker = VersionTracker(live.engine)
         self._channels: set[str] = set()
         self._scores: dict[int, tuple[int, _Score]] = {}
@@ -189,9 +191,12 @@ class LiveSocket:
                     hub.unfollow(self._subscriber, fixture_id)
                     await self._error("match_not_found", f"no match with fixture id {fixture_id}")
                     continue
-                fitted = await self._tracker.fit(current_value(view))
-                if fitted is not None:
-                    first.append(_value_message(channel, fitted))
+                if self._subscriber.delay:
+                    await self._hold([current_value(view)])
+                else:
+                    fitted = await self._tracker.fit(current_value(view))
+                    if fitted is not None:
+                        first.append(_value_message(channel, fitted))
             self._channels.add(channel)
             accepted.append(channel)
         await self._send({"type": "subscribed", "channels": accepted})
@@ -199,12 +204,23 @@ class LiveSocket:
             await self._send(message)
 
     async def _every_match_now(self, channel: str) -> list[dict[str, Any]]:
+        """The channel's first messages; a delayed connection's come through its queue instead."""
+        values = await self._live.live_values()
+        if self._subscriber.delay:
+            await self._hold(values)
+            return []
         messages = []
-        for value in await self._live.live_values():
+        for value in values:
             message = self._score(value) if channel == "scores" else self._state(value)
             if message is not None:
                 messages.append(message)
         return messages
+
+    async def _hold(self, values: list[LiveValue]) -> None:
+        """Queue first values, each due `delay` after its version's commit (`api.live.delay`)."""
+        dues = await first_due(self._live.engine, values, self._subscriber.delay)
+        for value, due in zip(values, dues, strict=True):
+            self._subscriber.offer(value, due=due)
 
     async def _unsubscribe(self, channels: list[str]) -> None:
         hub = self._live.hub

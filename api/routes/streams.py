@@ -18,6 +18,8 @@ from fastapi import APIRouter, Header, Query, Request, WebSocket
 from pydantic import BeforeValidator
 
 from api.errors import ApiError
+from api.live.changes import LiveValue
+from api.live.delay import Delay, first_due
 from api.live.limits import RETRY_AFTER_SECONDS, Slot, TooManyConnectionsError
 from api.live.runtime import LiveDep, LiveRuntime
 from api.live.sse import EventStreamResponse, live_stream, match_stream
@@ -69,6 +71,12 @@ def _admit(live: LiveRuntime, request: Request) -> Slot:
         raise ApiError(status, code, str(refused), headers=headers) from None
 
 
+async def _hold(live: LiveRuntime, subscriber: Subscriber, first: list[LiveValue]) -> None:
+    """Queue a delayed stream's first values, each due `delay` after its version's commit."""
+    for value, due in zip(first, await first_due(live.engine, first, subscriber.delay), strict=True):
+        subscriber.offer(value, due=due)
+
+
 def _closer(live: LiveRuntime, subscriber: Subscriber, slot: Slot) -> Callable[[], None]:
     """What ends a stream's hold on the process: its subscription and its slot."""
 
@@ -86,34 +94,48 @@ def _closer(live: LiveRuntime, subscriber: Subscriber, slot: Slot) -> Callable[[
     responses={**_EVENT_STREAM, 404: {"description": "No such match."}},
 )
 async def match_changes(
-    request: Request, fixture_id: FixtureId, live: LiveDep, last_event_id: LastEventId = None
+    request: Request,
+    fixture_id: FixtureId,
+    live: LiveDep,
+    last_event_id: LastEventId = None,
+    delay: Delay = 0,
 ) -> EventStreamResponse:
-    """The match's current value, then one `event: value` per change (`id` = version)."""
+    """The match's current value, then one `event: value` per change (`id` = version); with
+    `delay`, each of them that many seconds after its commit."""
     slot = _admit(live, request)
-    subscriber = live.hub.subscriber("sse")
+    subscriber = live.hub.subscriber("sse", delay=delay)
     close = _closer(live, subscriber, slot)
     live.hub.follow(subscriber, fixture_id)
     try:
         first = await live.first_value(fixture_id, last_event_id)
+        if first is not None and delay:
+            await _hold(live, subscriber, [first])
     except BaseException:
         close()
         raise
     if first is None:
         close()
         raise ApiError(404, "match_not_found", f"no match with fixture id {fixture_id}")
-    events = match_stream(first, subscriber, VersionTracker(live.engine), live.keepalive)
+    shown_first = None if delay else first
+    events = match_stream(shown_first, subscriber, VersionTracker(live.engine), live.keepalive)
     return EventStreamResponse(events, subscriber, on_close=close)
 
 
 @router.get("/v1/stream", response_class=EventStreamResponse, status_code=200, responses=_EVENT_STREAM)
-async def live_changes(request: Request, matches: MatchesFilter, live: LiveDep) -> EventStreamResponse:
-    """Every live match's current value, then every change of a live match (no `id`)."""
+async def live_changes(
+    request: Request, matches: MatchesFilter, live: LiveDep, delay: Delay = 0
+) -> EventStreamResponse:
+    """Every live match's current value, then every change of a live match (no `id`); with
+    `delay`, each of them that many seconds after its commit."""
     slot = _admit(live, request)
-    subscriber = live.hub.subscriber("sse-live")
+    subscriber = live.hub.subscriber("sse-live", delay=delay)
     close = _closer(live, subscriber, slot)
     live.hub.follow_everything(subscriber, True)
     try:
         current = await live.live_values()
+        if delay:
+            await _hold(live, subscriber, current)
+            current = []
     except BaseException:
         close()
         raise
@@ -122,8 +144,9 @@ async def live_changes(request: Request, matches: MatchesFilter, live: LiveDep) 
 
 
 @router.websocket("/v1/ws")
-async def live_socket(websocket: WebSocket, live: LiveDep) -> None:
-    """Channels `scores`, `status` and `match:<id>`; see `api.live.ws` for the protocol."""
+async def live_socket(websocket: WebSocket, live: LiveDep, delay: Delay = 0) -> None:
+    """Channels `scores`, `status` and `match:<id>`; see `api.live.ws` for the protocol. With
+    `delay`, every message comes that many seconds after its commit (an invalid one: close 1008)."""
     try:
         slot = live.limits.admit(websocket, "websocket")
     except TooManyConnectionsError as refused:
@@ -133,6 +156,6 @@ async def live_socket(websocket: WebSocket, live: LiveDep) -> None:
         await websocket.close(TRY_AGAIN_LATER, str(refused))
         return
     try:
-        await LiveSocket(websocket, live).run()
+        await LiveSocket(websocket, live, delay).run()
     finally:
         slot.release()

@@ -134,8 +134,9 @@ class Socket:
 
 
 @asynccontextmanager
-async def websocket(base_url: str) -> AsyncIterator[Socket]:
-    async with connect(base_url.replace("http://", "ws://") + "/v1/ws", open_timeout=WITHIN) as connection:
+async def websocket(base_url: str, query: str = "") -> AsyncIterator[Socket]:
+    url = base_url.replace("http://", "ws://") + "/v1/ws" + query
+    async with connect(url, open_timeout=WITHIN) as connection:
         yield Socket(connection)
 
 
