@@ -18,15 +18,15 @@ lookups are not cached, so a new token works at once.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable
 from typing import Annotated, Final
 
 from fastapi import Depends, Request
-from fastapi.dependencies.models import Dependant
 from starlette.exceptions import HTTPException
 
 from api.deps import resources_of
 from api.errors import ApiError
+from api.guards.token_first import checked_before_the_body
 from scoreline.accounts.models import Sender
 from scoreline.accounts.store import authenticate
 from scoreline.accounts.tokens import hash_token
@@ -126,21 +126,8 @@ async def _sender_first(request: Request) -> None:
     await _sender(request)
 
 
-def token_check(dependant: Dependant) -> Callable[[Request], Awaitable[None]] | None:
-    """The token check a route's dependencies make, to run before its body is read; None for a
-    route that takes no desk or operator token."""
-    calls = set(_calls(dependant))
-    if _operator in calls:
-        return _operator_first
-    if _sender in calls:
-        return _sender_first
-    return None
-
-
-def _calls(dependant: Dependant) -> Iterator[object]:
-    for dependency in dependant.dependencies:
-        yield dependency.call
-        yield from _calls(dependency)
+checked_before_the_body(_operator, _operator_first)
+checked_before_the_body(_sender, _sender_first)
 
 
 def require_fixture(sender: Sender, fixture_id: int) -> None:

@@ -39,11 +39,13 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Path, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.exceptions import HTTPException
 from temporalio.service import RPCError
 
-from api.deps import EngineDep, ResourcesDep
+from api.deps import EngineDep, ResourcesDep, resources_of
 from api.errors import ApiError
+from api.guards.token_first import TokenFirstRoute, checked_before_the_body
 from api.resources import Resources
 from domain.failures import UnknownFixture
 from scoreline.devices import store
@@ -57,7 +59,7 @@ ApnsToken = Annotated[str, Field(pattern=APNS_TOKEN_PATTERN, description="64 to 
 FixtureId = Annotated[int, Field(ge=1, le=2**63 - 1)]
 
 
-router = APIRouter(prefix="/v1/devices", tags=["devices"])
+router = APIRouter(prefix="/v1/devices", tags=["devices"], route_class=TokenFirstRoute)
 
 
 class _Body(BaseModel):
@@ -136,11 +138,31 @@ def _bearer(request: Request) -> str | None:
     return token
 
 
+_DEVICE_KEY = "scoreline.device"
+"""Where the early check (`_device_first`) leaves the device it authenticated."""
+
+
 async def _authenticated(
     device_id: Annotated[uuid.UUID, Path(description="The device id from registration.")],
     request: Request,
     engine: EngineDep,
 ) -> uuid.UUID:
+    if request.scope.get(_DEVICE_KEY) == device_id:
+        return device_id
+    return await _check_device_token(request, device_id, engine)
+
+
+async def _device_first(request: Request) -> None:
+    """The device's token checked before the body is read (`api.guards.token_first`)."""
+    try:
+        device_id = uuid.UUID(str(request.path_params.get("device_id")))
+    except ValueError:
+        return  # not a device id: the route's own validation answers 422
+    engine = resources_of(request).engine
+    request.scope[_DEVICE_KEY] = await _check_device_token(request, device_id, engine)
+
+
+async def _check_device_token(request: Request, device_id: uuid.UUID, engine: AsyncEngine) -> uuid.UUID:
     token = _bearer(request)
     if token is None:
         raise HTTPException(401, "missing Authorization header", headers={"WWW-Authenticate": "Bearer"})
@@ -155,6 +177,7 @@ async def _authenticated(
 
 
 DeviceDep = Annotated[uuid.UUID, Depends(_authenticated)]
+checked_before_the_body(_authenticated, _device_first)
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"description": "No, malformed or unknown device token."},

@@ -47,6 +47,22 @@ async def test_the_token_is_checked_before_a_body_under_the_limit_is_read(api: R
     assert anonymous_fixture.status == 401
 
 
+async def test_a_device_token_is_checked_before_the_body_is_read(api: Road) -> None:
+    """A device route read (and parsed) the whole body before it looked at the device token: an
+    anonymous or foreign client was kept waiting for a body it never sent."""
+    device = "00000000-0000-4000-8000-000000000001"
+    length = {**JSON, "Content-Length": "30000"}
+    follows = f"/v1/devices/{device}/follows"
+
+    anonymous = await headers_only(api.url, "POST", follows, length, wait=AT_ONCE)
+    unknown = await headers_only(
+        api.url, "POST", follows, {**length, "Authorization": f"Bearer sl_dev_{device}_nope"}, wait=AT_ONCE
+    )
+
+    assert anonymous.status == 401
+    assert (unknown.status, unknown.json()["error"]["code"]) == (401, "invalid_token")
+
+
 async def test_a_content_length_over_the_limit_is_413_before_the_body(api: Road, settings: Settings) -> None:
     """Regression: only `/v1/devices` limited bodies; an operator route read any size. Fails on main
     before the fix."""
