@@ -149,6 +149,10 @@ class WebhookService(BackgroundService):
         while True:
             await asyncio.sleep(REPORT_EVERY)
             if not self.leading.is_set():
+                # The leader speaks; a process that lost the lead must not keep its old figures.
+                instruments.webhook_owed.set(0)
+                instruments.webhook_lag.set(0.0)
+                instruments.webhook_endpoints_paused.set(0)
                 continue
             try:
                 async with self._engine.connect() as conn:

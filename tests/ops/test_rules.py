@@ -173,6 +173,7 @@ def test_every_rule_is_one_of_the_issue_alerts() -> None:
         "ApnsForbidden",
         "PartnerFeedStale",
         "PartnerFeedBuilderNotLeading",
+        "WebhookEndpointPaused",
         "WorkflowTaskScheduleToStartSlow",
         "WorkerTaskSlotsExhausted",
         "ScrapeTargetDown",
