@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterable
 
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
@@ -123,7 +124,7 @@ async def _changes(
             fitted = await tracker.fit(value)
         except SubscriberDroppedError:
             return
-        except (DBAPIError, OSError) as error:
+        except (DBAPIError, PoolTimeoutError, OSError) as error:
             log.warning(
                 "live.stream_ended", subscriber=subscriber.id, error=f"{type(error).__name__}: {error}"
             )

@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from api.live.changes import LiveValue, current_value
@@ -167,7 +168,7 @@ class LiveSocket:
                         await self._subscribe(command.channels)
                     else:
                         await self._unsubscribe(command.channels)
-                except (DBAPIError, OSError) as error:
+                except (DBAPIError, PoolTimeoutError, OSError) as error:
                     log.warning("live.subscribe_failed", error=f"{type(error).__name__}: {error}")
                     await self._error("unavailable", "could not read the current values; try again")
 
@@ -253,7 +254,7 @@ class LiveSocket:
             async with self._lock:
                 try:
                     await self._push(value)
-                except (DBAPIError, OSError) as error:
+                except (DBAPIError, PoolTimeoutError, OSError) as error:
                     log.warning("live.socket_ended", error=f"{type(error).__name__}: {error}")
                     await self._socket.close(SERVER_ERROR, "could not read the change")
                     return

@@ -8,6 +8,7 @@ import json
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 
 import httpx
 import pytest
@@ -209,3 +210,22 @@ _UPGRADE = (
 
 async def _is(actual: int, expected: int) -> bool:
     return actual == expected
+
+
+async def test_a_subscribe_that_finds_the_pool_busy_is_unavailable_and_the_socket_stays(
+    live_settings: Settings, engine: AsyncEngine
+) -> None:
+    """A subscribe whose first read found every connection of the pool busy raised out of the
+    socket: it closed 1011 with an ASGI error instead of answering `unavailable`."""
+    await MatchWriter.create(engine, MATCH)
+    settings = live_settings.model_copy(
+        update={"db_pool_api": 1, "api_db_pool_timeout": timedelta(seconds=0.3)}
+    )
+    app = create_app(settings)
+    async with serve(app) as url, websocket(url) as socket_:
+        pool = app.state.resources.engine
+        async with pool.connect(), pool.connect():  # the pool's one connection and its overflow
+            await socket_.send({"op": "subscribe", "channels": [f"match:{MATCH}"]})
+            answer = await socket_.next()
+        assert (answer["type"], answer["code"]) == ("error", "unavailable")
+        assert (await socket_.subscribe(f"match:{MATCH}"))[0]["type"] == "subscribed"
