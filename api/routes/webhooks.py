@@ -4,8 +4,7 @@
   `GET /v1/partner/webhooks/{id}/deliveries?before=&limit=` (attempts, newest first) and
   `POST /v1/partner/webhooks/{id}/redeliver` `{fixture_id, from_seq}`. Another partner's endpoint
   is 404, never 403: a partner cannot learn which ids exist.
-- Operator (bearer operator token): `GET /v1/ops/webhooks` (every endpoint, its lag and owed
-  count) and `PUT /v1/ops/partners/{name}/delay` (the broadcast delay of the partner's key).
+- Operator (bearer operator token): `api.routes.webhook_ops`, included in this module's router.
 """
 
 from __future__ import annotations
@@ -15,11 +14,10 @@ from typing import Annotated, Any, Final
 from fastapi import APIRouter, Depends, Path, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.auth import OperatorDep
 from api.deps import EngineDep
 from api.errors import ApiError
-from api.guards.token_first import TokenFirstRoute
-from scoreline.feeds.partners import MAX_NAME_LENGTH
+from api.routes import webhook_ops
+from api.routes.webhook_ops import EndpointList
 from scoreline.webhooks.deliveries import (
     DEFAULT_PAGE,
     MAX_PAGE,
@@ -33,33 +31,18 @@ from scoreline.webhooks.deliveries import (
     endpoint_states,
     find_partner,
     redeliver,
-    set_partner_delay,
 )
 
 _BIGINT_MAX: Final = 2**63 - 1
-MAX_DELAY_SECONDS: Final = 300
 AUTH_CHALLENGE: Final = {"WWW-Authenticate": 'ApiKey header="X-Api-Key"'}
 
 EndpointId = Annotated[int, Path(ge=1, le=_BIGINT_MAX, description="The endpoint's id.")]
-PartnerName = Annotated[
-    str, Path(min_length=1, max_length=MAX_NAME_LENGTH, description="The partner's name.")
-]
 
 _PARTNER_ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"description": "`X-Api-Key` is missing or not a key we issued."},
     403: {"description": "The key was revoked."},
 }
-_OPERATOR_ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"description": "No token, or an unknown or revoked one."},
-    403: {"description": "Not an operator token."},
-}
 _NO_ENDPOINT: dict[int | str, dict[str, Any]] = {404: {"description": "No such endpoint of yours."}}
-
-
-class EndpointList(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    endpoints: list[EndpointState]
 
 
 class RedeliverRequest(BaseModel):
@@ -67,19 +50,6 @@ class RedeliverRequest(BaseModel):
 
     fixture_id: int = Field(ge=1, le=_BIGINT_MAX)
     from_seq: int = Field(ge=1, le=_BIGINT_MAX)
-
-
-class DelayRequest(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
-
-    delay_seconds: int = Field(ge=0, le=MAX_DELAY_SECONDS)
-
-
-class PartnerDelay(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    partner: str
-    delay_seconds: int
 
 
 async def _partner(request: Request, engine: EngineDep) -> PartnerRef:
@@ -100,7 +70,6 @@ async def _partner(request: Request, engine: EngineDep) -> PartnerRef:
 PartnerDep = Annotated[PartnerRef, Depends(_partner)]
 
 partner_router = APIRouter(prefix="/v1/partner/webhooks", tags=["partner webhooks"])
-ops_router = APIRouter(prefix="/v1/ops", tags=["ops"], route_class=TokenFirstRoute)
 
 
 async def _own(engine: EngineDep, partner: PartnerRef, endpoint_id: int) -> EndpointState:
@@ -160,26 +129,6 @@ async def redeliver_from(
         ) from None
 
 
-@ops_router.get("/webhooks", response_model=EndpointList, responses=_OPERATOR_ERRORS)
-async def all_endpoints(*, engine: EngineDep, operator: OperatorDep) -> EndpointList:
-    """Every partner's endpoints with their state, owed count and lag, by partner name."""
-    return EndpointList(endpoints=await endpoint_states(engine))
-
-
-@ops_router.put(
-    "/partners/{name}/delay",
-    response_model=PartnerDelay,
-    responses={**_OPERATOR_ERRORS, 404: {"description": "No partner has that name."}},
-)
-async def partner_delay(
-    *, name: PartnerName, body: DelayRequest, engine: EngineDep, operator: OperatorDep
-) -> PartnerDelay:
-    """Set the broadcast delay (0 to 300 s) of everything the partner's key reads."""
-    if not await set_partner_delay(engine, name, body.delay_seconds):
-        raise ApiError(404, "partner_not_found", f"there is no partner named {name!r}")
-    return PartnerDelay(partner=name, delay_seconds=body.delay_seconds)
-
-
 router = APIRouter()
 router.include_router(partner_router)
-router.include_router(ops_router)
+router.include_router(webhook_ops.router)

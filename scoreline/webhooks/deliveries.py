@@ -98,6 +98,7 @@ class Redelivery(BaseModel):
 
 
 _PARTNER_BY_KEY = text("SELECT id, name, active FROM partner WHERE api_key_hash = :hash")
+_PARTNER_BY_NAME = text("SELECT id, name, active FROM partner WHERE name = :name")
 
 # One round trip for every endpoint: owed counts come from the partial index of owed rows, the
 # last success and failure from a backward walk of the endpoint's attempts (newest first).
@@ -147,6 +148,12 @@ async def find_partner(engine: AsyncEngine, api_key: str) -> PartnerRef | None:
     """The partner an API key belongs to (revoked ones too, so they get 403 rather than 401)."""
     async with engine.connect() as conn:
         row = (await conn.execute(_PARTNER_BY_KEY, {"hash": hash_api_key(api_key)})).first()
+    return None if row is None else PartnerRef(id=row.id, name=row.name, active=row.active)
+
+
+async def partner_named(engine: AsyncEngine, name: str) -> PartnerRef | None:
+    async with engine.connect() as conn:
+        row = (await conn.execute(_PARTNER_BY_NAME, {"name": name})).first()
     return None if row is None else PartnerRef(id=row.id, name=row.name, active=row.active)
 
 

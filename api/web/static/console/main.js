@@ -3,14 +3,16 @@
 // with their tokens. Scores and states move live from `/v1/stream?matches=live`; the rest of a
 // row (modes, counts) is re-read shortly after any change and every 15 s. A cricket row reads like
 // a scoreboard: `/v1/console/matches` carries only each side's runs, so its innings and target come
-// from the match's public view (the stream's values, else `GET /v1/matches/{id}`).
+// from the match's public view (the stream's values, else `GET /v1/matches/{id}`). The Webhooks
+// panel lists every partner endpoint (state, lag, owed, last failure) from `/v1/ops/webhooks`,
+// re-read with the rest, and resumes a paused one.
 
 import { call, request, ApiError } from "../shared/http.js";
 import { h, byId, replace } from "../shared/dom.js";
 import { loadToken, saveToken, forgetToken, looksLike } from "../shared/tokens.js";
 
 const REFRESH_MS = 15000;
-const state = { token: loadToken("operator"), matches: [], open: new Set(), desks: new Map(), tokens: new Map(), notes: new Map(), views: new Map() };
+const state = { token: loadToken("operator"), matches: [], webhooks: [], webhookNotes: new Map(), open: new Set(), desks: new Map(), tokens: new Map(), notes: new Map(), views: new Map() };
 let refreshTimer = null;
 let started = false;
 
@@ -62,8 +64,9 @@ async function api(path, options = {}) {
 async function refresh() {
   clearTimeout(refreshTimer);
   try {
-    const answer = await api("/v1/console/matches");
+    const [answer, hooks] = await Promise.all([api("/v1/console/matches"), api("/v1/ops/webhooks")]);
     state.matches = answer.matches;
+    state.webhooks = hooks.endpoints;
     for (const id of state.open) await loadDesks(id);
     await loadCricketViews();
     draw();
@@ -161,6 +164,17 @@ async function toggle(match) {
   draw();
 }
 
+async function resumeWebhook(endpoint) {
+  try {
+    const resumed = await api(`/v1/ops/webhooks/${endpoint.id}/resume`, { method: "POST" });
+    state.webhooks = state.webhooks.map((each) => (each.id === resumed.id ? resumed : each));
+    state.webhookNotes.set(endpoint.id, "Resumed: sending from the first undelivered change.");
+  } catch (error) {
+    state.webhookNotes.set(endpoint.id, `Not resumed: ${error.message}`);
+  }
+  drawWebhooks();
+}
+
 // --- drawing ------------------------------------------------------------------------------------
 
 function ago(iso) {
@@ -181,7 +195,33 @@ function scoreText(match) {
   return `${current.runs}/${current.wickets} (${current.overs})${chasing ? ` · target ${current.target}` : ""}`;
 }
 
+function lagText(seconds) {
+  if (seconds < 1) return "none";
+  if (seconds < 120) return `${Math.round(seconds)} s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
+}
+
+function drawWebhooks() {
+  const rows = state.webhooks.map((endpoint) =>
+    h("tr", { "data-endpoint": endpoint.id, "data-state": endpoint.state },
+      h("td", { class: "partner", "data-label": "Partner" }, endpoint.partner),
+      h("td", { class: "url", "data-label": "URL" }, endpoint.url),
+      h("td", { class: "state", "data-label": "State" }, endpoint.state === "paused" ? `paused: ${endpoint.paused_reason || "no reason given"}` : "active"),
+      h("td", { class: "num lag", "data-label": "Lag" }, lagText(endpoint.lag_seconds)),
+      h("td", { class: "num owed", "data-label": "Owed" }, endpoint.owed),
+      h("td", { class: "failure", "data-label": "Last failure" }, endpoint.last_failure ? `${endpoint.last_failure}, ${ago(endpoint.last_failure_at)}` : "—"),
+      h("td", {},
+        endpoint.state === "paused" ? h("button", { type: "button", "aria-label": `Resume ${endpoint.url}`, onclick: () => resumeWebhook(endpoint) }, "Resume") : null,
+        h("span", { class: "note", role: "status" }, state.webhookNotes.get(endpoint.id) || ""),
+      ),
+    ));
+  if (rows.length === 0) rows.push(h("tr", {}, h("td", { colspan: 7, class: "empty" }, "No partner webhook endpoints.")));
+  replace(byId("webhooks"), rows);
+}
+
 function draw() {
+  drawWebhooks();
   const rows = [];
   for (const match of state.matches) {
     const counts = match.live_activities;
