@@ -24,14 +24,14 @@ from api.auth import OperatorDep
 from api.deps import EngineDep, SettingsDep
 from api.errors import ApiError
 from api.guards.token_first import TokenFirstRoute
-from scoreline.feeds.partners import MAX_NAME_LENGTH
+from scoreline.feeds.partner_delay import set_partner_delay
+from scoreline.feeds.partners import MAX_NAME_LENGTH, PartnerError
 from scoreline.settings import Environment, Settings
 from scoreline.webhooks.deliveries import (
     EndpointState,
     endpoint_state,
     endpoint_states,
     partner_named,
-    set_partner_delay,
 )
 from scoreline.webhooks.endpoints import (
     MAX_DELAY_SECONDS,
@@ -191,6 +191,8 @@ async def partner_delay(
     *, name: PartnerName, body: DelayRequest, engine: EngineDep, operator: OperatorDep
 ) -> PartnerDelay:
     """Set the broadcast delay (0 to 300 s) of everything the partner's key reads."""
-    if not await set_partner_delay(engine, name, body.delay_seconds):
-        raise ApiError(404, "partner_not_found", f"there is no partner named {name!r}")
+    try:
+        await set_partner_delay(engine, name, body.delay_seconds)
+    except PartnerError:
+        raise ApiError(404, "partner_not_found", f"there is no partner named {name!r}") from None
     return PartnerDelay(partner=name, delay_seconds=body.delay_seconds)

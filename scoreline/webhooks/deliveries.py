@@ -17,7 +17,7 @@ from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from scoreline.db.tables import webhook_attempt
-from scoreline.feeds.partners import PARTNERS_CHANNEL, hash_api_key
+from scoreline.feeds.partners import hash_api_key
 
 MAX_PAGE: Final = 200
 DEFAULT_PAGE: Final = 50
@@ -141,7 +141,6 @@ _OWED_FROM = text(
     """SELECT count(*) FROM webhook_message
     WHERE endpoint_id = :endpoint AND fixture_id = :fixture AND seq >= :seq AND delivered_at IS NULL"""
 )
-_SET_DELAY = text("UPDATE partner SET delay_seconds = :seconds WHERE name = :name RETURNING id")
 
 
 async def find_partner(engine: AsyncEngine, api_key: str) -> PartnerRef | None:
@@ -245,20 +244,6 @@ async def redeliver(engine: AsyncEngine, endpoint_id: int, fixture_id: int, from
     return Redelivery(
         endpoint_id=endpoint_id, fixture_id=fixture_id, from_seq=from_seq, owed_again=again, owed=owed
     )
-
-
-async def set_partner_delay(engine: AsyncEngine, name: str, seconds: int) -> bool:
-    """Set the broadcast delay of what a partner's key reads; False when there is no such partner.
-
-    Announced like any partner change, so API processes reload their partner snapshot at once.
-    """
-    async with engine.begin() as conn:
-        found = (await conn.execute(_SET_DELAY, {"name": name, "seconds": seconds})).first()
-        if found is not None:
-            await conn.execute(
-                text("SELECT pg_notify(:channel, :name)"), {"channel": PARTNERS_CHANNEL, "name": name}
-            )
-    return found is not None
 
 
 def _failure(status: int | None, error: str | None) -> str | None:
