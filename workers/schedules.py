@@ -110,6 +110,7 @@ def retention_input(settings: Settings) -> RetentionInput:
         command_age_seconds=seconds(settings.retention_command_age),
         effect_log_age_seconds=seconds(settings.retention_effect_log_age),
         document_age_seconds=seconds(settings.retention_document_age),
+        webhook_attempt_age_seconds=seconds(settings.retention_webhook_attempt_age),
         batch=settings.retention_batch,
     )
 

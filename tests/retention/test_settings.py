@@ -51,3 +51,12 @@ def test_an_age_of_off_keeps_that_table_and_off_pauses_the_schedule(monkeypatch:
     assert settings.retention_interval is None
     given = retention_input(settings)
     assert (given.command_age_seconds, given.outbox_age_seconds, given.batch) == (None, 2 * DAY, 250)
+
+
+def test_the_webhook_attempt_age_reaches_the_scheduled_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`RETENTION_WEBHOOK_ATTEMPT_AGE` was read but never passed on: scheduled runs kept the delivery
+    log 30 days whatever it said."""
+    monkeypatch.setenv("RETENTION_WEBHOOK_ATTEMPT_AGE", "3d")
+    assert retention_input(Settings()).webhook_attempt_age_seconds == 3 * DAY
+    monkeypatch.setenv("RETENTION_WEBHOOK_ATTEMPT_AGE", "off")
+    assert retention_input(Settings()).webhook_attempt_age_seconds is None
