@@ -1,4 +1,4 @@
-"""`scoreline partners create|revoke|webhooks`: partner API keys for the feeds, and their webhooks.
+"""`scoreline partners create|revoke|delay|webhooks`: partner API keys for the feeds, and their webhooks.
 
 `create` explains itself on stderr and prints the key alone on stdout, so the key is the last line
 of the output and `KEY=$(scoreline partners create acme --competitions 8)` captures just the key.
@@ -15,6 +15,7 @@ from typing import Annotated
 import typer
 
 from scoreline.cli.common import DataDirOption, with_database
+from scoreline.feeds.partner_delay import set_partner_delay
 from scoreline.feeds.partners import PartnerError, create_partner, revoke_partner
 from scoreline.settings import load_settings
 from scoreline.webhooks.endpoints import (
@@ -71,6 +72,19 @@ def revoke(name: NameArgument, data_dir: DataDirOption = None) -> None:
     """Revoke a partner's API key (API processes refuse it within moments: 403)."""
     partner = with_database(data_dir, lambda engine: revoke_partner(engine, name), PartnerError)
     typer.echo(f"partner {partner.name!r} revoked: its API key no longer reads feeds")
+
+
+@partners_app.command("delay")
+def delay(
+    name: NameArgument,
+    seconds: Annotated[
+        int, typer.Argument(help="0 to 300: what the key reads stays this far behind.", show_default=False)
+    ],
+    data_dir: DataDirOption = None,
+) -> None:
+    """Set the broadcast delay of what a partner's key reads (the change cursor), 0 for none."""
+    with_database(data_dir, lambda engine: set_partner_delay(engine, name, seconds), PartnerError)
+    typer.echo(f"partner {name.strip()!r} reads every change {seconds} s after its commit")
 
 
 def _competition_ids(text: str) -> list[int]:

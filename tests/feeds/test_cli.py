@@ -83,3 +83,23 @@ async def test_create_refuses_a_bad_competition_list(database_url: str, tmp_path
 async def _status_is(api: httpx.AsyncClient, key: str, status: int) -> bool:
     answer = await api.get(f"/v1/feeds/match/{MATCH}", headers={"X-Api-Key": key})
     return answer.status_code == status
+
+
+async def test_delay_sets_what_the_partners_key_reads_and_refuses_out_of_range(
+    database_url: str, tmp_path: Path
+) -> None:
+    """`scoreline partners delay NAME SECONDS`: the operator's way to delay a partner's key."""
+    created = await _scoreline(database_url, tmp_path, "create", "delayed", "--competitions", "8")
+    assert created.returncode == 0, created.stderr
+    delayed = await _scoreline(database_url, tmp_path, "delay", "delayed", "45")
+    too_long = await _scoreline(database_url, tmp_path, "delay", "delayed", "301")
+    nobody = await _scoreline(database_url, tmp_path, "delay", "nobody", "10")
+
+    assert delayed.returncode == 0, delayed.stderr
+    assert too_long.returncode != 0 and nobody.returncode != 0
+    connection = await asyncpg.connect(asyncpg_dsn(database_url))
+    try:
+        stored = await connection.fetchval("SELECT delay_seconds FROM partner WHERE name = 'delayed'")
+    finally:
+        await connection.close()
+    assert stored == 45
