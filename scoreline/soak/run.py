@@ -36,6 +36,7 @@ from scoreline.soak.report import SoakVerdict
 from scoreline.soak.schedule import PlannedFault, PlanShape, plan
 from scoreline.soak.screens import ScreenPart
 from scoreline.soak.stack import SoakStack, soak_options
+from scoreline.soak.webhook_receivers import WebhookConfig, WebhookPart
 from simulators.provider.recording import load_recording
 
 PLAY_SHARE = 0.6
@@ -56,6 +57,13 @@ UNLIMITED_PER_CLIENT = 10_000_000
 """Registrations a minute and live connections per client address: every simulated phone and
 screen comes from 127.0.0.1, so the limits that keep one client from holding a public API would
 throttle the soak's own load (they have their tests in tests/push and tests/streams)."""
+WEBHOOKS = WebhookConfig(timeout=3.0, backoff_cap=20.0)
+"""The feeds process's webhook delivery for the soak (`WEBHOOK_TIMEOUT`, `WEBHOOK_BACKOFF_CAP`).
+This is the stack's configuration for the soak's short match days, not a patience of ours mirrored
+here: the defaults (10 s, 10 min) suit a real day, where a receiver back from an hour's outage is
+caught up within ten minutes; in a soak whose matches last minutes, a 10-minute cap would leave
+the down receiver's backlog parked past the end of the run. The webhooks part derives the slow
+receiver's delays and its catch-up wait from these same values (`WebhookPart.catch_up_stall`)."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +109,7 @@ def post_match_rechecks(speed: float, environment: Settings, window: float) -> t
 
 def tuning(speed: float, environment: Settings, window: float) -> tuple[tuple[str, str], ...]:
     """The workers' intervals for a replay `speed` times faster than real time: the demo's polling,
-    and cricket's post-match rechecks (`post_match_rechecks`)."""
+    cricket's post-match rechecks (`post_match_rechecks`), and webhook delivery (`WEBHOOKS`)."""
     rechecks = ",".join(
         f"{max(1, round(wait * 1000))}ms" for wait in post_match_rechecks(speed, environment, window)
     )
@@ -115,6 +123,8 @@ def tuning(speed: float, environment: Settings, window: float) -> tuple[tuple[st
         ("PROVIDER_HOURLY_BUDGET", str(UNLIMITED_PROVIDER)),
         ("DEVICE_REGISTRATION_RATE_LIMIT", str(UNLIMITED_PER_CLIENT)),
         ("LIVE_MAX_CONNECTIONS_PER_CLIENT", str(UNLIMITED_PER_CLIENT)),
+        ("WEBHOOK_TIMEOUT", f"{round(WEBHOOKS.timeout * 1000)}ms"),
+        ("WEBHOOK_BACKOFF_CAP", f"{round(WEBHOOKS.backoff_cap * 1000)}ms"),
     )
 
 
@@ -165,6 +175,7 @@ async def _soak(
                 targets, fixtures, random.Random(rng.random()), options.sse_clients, options.ws_clients
             ),
             PartnerPart(targets, fixtures, random.Random(rng.random()), options.partners),
+            WebhookPart(targets, fixtures, random.Random(rng.random()), window, WEBHOOKS),
         ]
         progress(f"load starts: {len(fixtures.provider)} provider and {len(fixtures.desk)} desk matches")
         zero = time.monotonic()
