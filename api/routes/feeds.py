@@ -18,6 +18,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, FastAPI, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from api.errors import error_body
 from api.metrics import ApiMetrics
@@ -27,7 +29,8 @@ from scoreline.feeds.directory import PartnerDirectory
 from scoreline.feeds.keys import MatchDoc, parse_doc_key
 from scoreline.feeds.partner_changes import MAX_LIMIT, PartnerChange, changes_after, is_kept, oldest_cursor
 from scoreline.feeds.partners import Partner
-from scoreline.feeds.served import DocumentCopies, FeedUnavailableError, Representation
+from scoreline.feeds.published import latest_version
+from scoreline.feeds.served import Document, DocumentCopies, FeedUnavailableError, Representation
 
 CACHE_CONTROL = "private, no-cache"
 """Per partner (private), and live: a client may keep a copy but revalidates it (If-None-Match)."""
@@ -169,14 +172,13 @@ def _partner(request: Request) -> Partner | JSONResponse:
 
 
 async def _feed(doc: str, request: Request) -> Response:
-    feeds: Feeds = request.app.state.feeds
     headers = request.headers
     partner = _partner(request)
     if not isinstance(partner, Partner):
         return partner
     key = parse_doc_key(doc)
     try:
-        document = None if key is None else await feeds.documents.get(key.key)
+        document = None if key is None else await _document(request, key.key, partner.delay_seconds)
     except FeedUnavailableError:
         return _error(503, "unavailable", "the document cannot be read right now; try again shortly")
     if key is None or document is None:
@@ -188,6 +190,21 @@ async def _feed(doc: str, request: Request) -> Response:
     else:
         representation = document.for_competitions(partner.competitions)
     return _answer(representation, headers.get("if-none-match"), headers.get("accept-encoding"))
+
+
+async def _document(request: Request, doc_key: str, delay_seconds: int) -> Document | None:
+    """The document a partner reads: the latest, or, with a broadcast delay, the latest version
+    saved at least that long ago (read from Postgres: the shared copies hold only the latest)."""
+    if delay_seconds == 0:
+        feeds: Feeds = request.app.state.feeds
+        return await feeds.documents.get(doc_key)
+    resources: Resources = request.app.state.resources
+    try:
+        async with resources.engine.connect() as conn:
+            published = await latest_version(conn, doc_key, older_than=timedelta(seconds=delay_seconds))
+    except (DBAPIError, PoolTimeoutError, OSError) as error:
+        raise FeedUnavailableError(doc_key) from error
+    return None if published is None else Document(published)
 
 
 def _answer(

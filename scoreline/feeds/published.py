@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from scoreline.db.tables import published_document
@@ -100,21 +100,29 @@ def _envelope(content: dict[str, Any], doc_key: str, version: int, published_at:
     return {**content, "doc": doc_key, "version": version, "published_at": published_at}
 
 
-async def latest_version(conn: AsyncConnection, doc_key: str) -> Published | None:
-    """The newest saved version of `doc_key`, or None if it was never published."""
-    row = (
-        await conn.execute(
-            select(
-                published_document.c.version,
-                published_document.c.etag,
-                published_document.c.competition_id,
-                published_document.c.body,
-            )
-            .where(published_document.c.doc_key == doc_key)
-            .order_by(published_document.c.version.desc())
-            .limit(1)
+async def latest_version(
+    conn: AsyncConnection, doc_key: str, *, older_than: timedelta | None = None
+) -> Published | None:
+    """The newest saved version of `doc_key`, or None if it was never published.
+
+    With `older_than`, the newest saved at least that long ago (by the database's clock): what a
+    partner with a broadcast delay reads. A version is saved after the changes it shows committed,
+    so such a partner never sees a change sooner than its delay after the commit.
+    """
+    query = (
+        select(
+            published_document.c.version,
+            published_document.c.etag,
+            published_document.c.competition_id,
+            published_document.c.body,
         )
-    ).first()
+        .where(published_document.c.doc_key == doc_key)
+        .order_by(published_document.c.version.desc())
+        .limit(1)
+    )
+    if older_than is not None:
+        query = query.where(published_document.c.created_at <= func.now() - older_than)
+    row = (await conn.execute(query)).first()
     if row is None:
         return None
     # JSONB gives back a value, not our bytes: re-serialised canonically, the bytes are the same.
