@@ -7,11 +7,15 @@ instead of 500; the push fan-out's statements wait an outage out
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import asyncpg
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
+
+E = TypeVar("E", bound=BaseException)
 
 
 def is_outage(error: BaseException) -> bool:
@@ -43,16 +47,22 @@ def is_deadlock(error: BaseException) -> bool:
     return _caused_by(error, asyncpg.exceptions.DeadlockDetectedError)
 
 
-def _caused_by(error: BaseException, kind: type[BaseException]) -> bool:
-    """Whether a driver error raised through SQLAlchemy came from Postgres's error `kind`."""
+def driver_cause(error: BaseException, kinds: type[E] | tuple[type[E], ...]) -> E | None:
+    """The driver error of one of `kinds` behind an error raised through SQLAlchemy, if any:
+    asyncpg's errors arrive wrapped in the dialect's own (as its cause)."""
     if not isinstance(error, DBAPIError):
-        return False
+        return None
     cause: BaseException | None = error.orig
     while cause is not None:
-        if isinstance(cause, kind):
-            return True
+        if isinstance(cause, kinds):
+            return cause
         cause = cause.__cause__
-    return False
+    return None
+
+
+def _caused_by(error: BaseException, kind: type[BaseException]) -> bool:
+    """Whether a driver error raised through SQLAlchemy came from Postgres's error `kind`."""
+    return driver_cause(error, kind) is not None
 
 
 def _lost_connection(error: DBAPIError) -> bool:

@@ -43,6 +43,7 @@ from domain.failures import UnknownFixture
 from scoreline.accounts.desk_fixtures import lineups_of
 from scoreline.db.tables import fixture, scoreboard, timeline_item
 from scoreline.logging import get_logger
+from scoreline.outages import driver_cause
 
 log = get_logger(__name__)
 
@@ -65,7 +66,8 @@ class CommandStore:
         try:
             return await self._call(data, trace_id)
         except DBAPIError as error:
-            refused = _refused_by_postgres(error)
+            # A lost connection, a lock timeout or a deadlock is none of these: it is retried.
+            refused = driver_cause(error, _UNSTORABLE_ERRORS)
             if refused is None:
                 raise
         log.warning(
@@ -135,17 +137,6 @@ _UNSTORABLE_ERRORS = (
 """Postgres's error classes 22 (data) and 23 (constraint): the same command fails the same way
 every time. A statement or privilege error (class 42) is the deployment's fault, not the
 command's: it is retried like an outage, so fixing the deployment lets the command through."""
-
-
-def _refused_by_postgres(error: DBAPIError) -> asyncpg.exceptions.PostgresError | None:
-    """The driver error behind `error` when what the commit writes is at fault; None for anything
-    a retry can get past (`scoreline.outages`: a lost connection, a lock timeout, a deadlock)."""
-    cause: BaseException | None = error.orig
-    while cause is not None:
-        if isinstance(cause, _UNSTORABLE_ERRORS):
-            return cause
-        cause = cause.__cause__
-    return None
 
 
 def _refusal(data: CommitInput) -> CommitInput:
