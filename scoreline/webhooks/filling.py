@@ -56,6 +56,9 @@ _OWE = text(
     RETURNING 1
     """
 )
+_HELD_BACK = text(
+    "SELECT EXISTS (SELECT 1 FROM domain_event WHERE xid >= pg_snapshot_xmin(pg_current_snapshot()))"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +72,9 @@ class Filled:
     """Messages written (new rows only)."""
     full: bool
     """The page was full: read again at once."""
+    held: bool = False
+    """Committed rows wait behind an older open transaction: read again soon, as their NOTIFY has
+    already come (and no other may come for a while)."""
 
 
 def body_of(change: PartnerChange) -> str:
@@ -106,9 +112,13 @@ async def fill(conn: AsyncConnection, position: ChangeCursor, durable: Cursor) -
     if whole:
         moved = max(moved, Cursor(whole[-1].xid, whole[-1].id))
     next_position = page.cursor
+    held = False
     if not full:
+        held = bool((await conn.execute(_HELD_BACK)).scalar_one())
         moved = max(moved, horizon)
         next_position = max(next_position, ChangeCursor(horizon.xid, horizon.id, WHOLE_COMMIT))
     if moved != durable:
         await save_cursor(conn, CONSUMER, moved)
-    return Filled(position=next_position, durable=moved, changes=len(changes), owed=owed, full=full)
+    return Filled(
+        position=next_position, durable=moved, changes=len(changes), owed=owed, full=full, held=held
+    )

@@ -39,6 +39,10 @@ LOCK_KEY: Final = 0x5C0_B00C
 APPLICATION_NAME: Final = "scoreline-webhook-filler"
 RETRY_AFTER: Final = 2.0
 REPORT_EVERY: Final = 5.0
+HELD_RETRY_FIRST: Final = 0.005
+HELD_RETRY_CAP: Final = 0.1
+"""While committed changes wait behind an older open transaction (a claim, a record, another
+commit: a few ms), the filler reads again after 5 ms, doubling up to 100 ms while they stay held."""
 
 _GAUGES = text(
     """
@@ -127,6 +131,7 @@ class WebhookService(BackgroundService):
     async def _fill(self, connection: Listening) -> None:
         async with self._engine.connect() as conn:
             position, durable = await start_position(conn)
+        held_retry = HELD_RETRY_FIRST
         while True:
             if connection.gone:
                 raise ConnectionError("the webhook filler's lock connection closed")
@@ -138,11 +143,17 @@ class WebhookService(BackgroundService):
                 self.deliverer.wake()
             if filled.full:
                 continue
+            wait = self._poll
+            if filled.held:
+                wait, held_retry = held_retry, min(held_retry * 2, HELD_RETRY_CAP)
+            else:
+                held_retry = HELD_RETRY_FIRST
             try:
-                async with asyncio.timeout(self._poll):
+                async with asyncio.timeout(wait):
                     await self._wake.wait()
             except TimeoutError:
-                await connection.ping()
+                if not filled.held:
+                    await connection.ping()
 
     async def _report_forever(self) -> None:
         instruments = metrics()
