@@ -193,12 +193,22 @@ async def measure(
             )
             try:
                 async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{control}", timeout=30) as client:
-                    await asyncio.sleep(2.0)
+                    # 0. warm-up: one change per match, all delivered, so the feeds process is up
+                    # (its start takes seconds on a busy machine: a fixed sleep let the first
+                    # trickle commits wait for it and counted that wait as delivery latency).
+                    await asyncio.gather(*(writer.change(entries=1) for writer in writers))
+                    stats = await _drained(client, len(writers) * receivers, 120)
+                    print(f"warm-up: {stats['count']}/{len(writers) * receivers} delivered", flush=True)
+                    await _control(client, "/reset")
                     # 1. latency
                     commits = await _trickle(writers, trickle_seconds, rate)
                     stats = await _drained(client, commits * receivers, 30)
                     p95 = _p95_ms(stats["latencies"])
-                    print(f"latency: {commits} changes x {receivers} receivers, p95 {p95:.1f} ms", flush=True)
+                    print(
+                        f"latency: {commits} changes x {receivers} receivers "
+                        f"({stats['count']}/{commits * receivers} delivered), p95 {p95:.1f} ms",
+                        flush=True,
+                    )
                     await _control(client, "/reset")
                     # 2. throughput
                     started = time.time()
@@ -215,7 +225,8 @@ async def measure(
                     stats = await _drained(client, commits * (receivers - 1), 30)
                     others = _p95_ms(stats["latencies"], frozenset({ports[0]}))
                     print(
-                        f"one receiver answering 500 for {fail_seconds:.0f} s: others' p95 {others:.1f} ms",
+                        f"one receiver answering 500 for {fail_seconds:.0f} s: others' p95 {others:.1f} ms "
+                        f"({stats['count']}/{commits * (receivers - 1)} delivered)",
                         flush=True,
                     )
                     await _control(client, "/fail", "")
