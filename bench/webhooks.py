@@ -214,10 +214,15 @@ async def measure(
                     started = time.time()
                     for _ in range(BURST_COMMITS):
                         await asyncio.gather(*(writer.change(entries=1) for writer in writers))
+                    committed = time.time() - started
                     expected = BURST_COMMITS * len(writers) * receivers
                     stats = await _drained(client, expected, 120)
                     per_s = stats["count"] / max(stats["last"] - started, 1e-6)
-                    print(f"throughput: {stats['count']}/{expected} deliveries, {per_s:.0f}/s", flush=True)
+                    print(
+                        f"throughput: {stats['count']}/{expected} deliveries, {per_s:.0f}/s "
+                        f"(its {BURST_COMMITS * len(writers)} commits took {committed:.2f} s)",
+                        flush=True,
+                    )
                     await _control(client, "/reset")
                     # 3. one receiver down
                     await _control(client, "/fail", str(ports[0]))

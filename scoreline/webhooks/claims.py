@@ -5,6 +5,12 @@ head), so seq n+1 goes only after seq n was answered 2xx. A head is due when its
 `next_attempt_at` and its commit time plus the endpoint's delay have passed and the endpoint is
 not paused.
 
+A claim leases each chosen head together with the messages due after it in its match (at most
+`chain` in all): they go in order in one task, each only after the one before was answered 2xx,
+without a round trip to the database between them. Only a head is ever chosen, so the followers
+need no lock of their own; one the task did not send (a failure before it, or out of time) is
+`release`d, so its lease does not delay it once it is the head.
+
 Taking is a lease, not a lock held across the POST: one short statement picks due heads
 (`FOR UPDATE SKIP LOCKED`, so processes claiming at once never take the same row) and moves their
 `next_attempt_at` past the send's deadline. Any other process then sees them as not due, so a
@@ -54,10 +60,23 @@ _CLAIM = text(
         ORDER BY r.next_attempt_at
         LIMIT :limit
         FOR UPDATE OF m SKIP LOCKED
+    ), chain AS (
+        SELECT s.endpoint_id, s.fixture_id, s.seq
+        FROM chosen c
+        CROSS JOIN LATERAL (
+            SELECT n.endpoint_id, n.fixture_id, n.seq
+            FROM webhook_message n
+            JOIN webhook_endpoint ne ON ne.id = n.endpoint_id
+            WHERE n.endpoint_id = c.endpoint_id AND n.fixture_id = c.fixture_id AND n.seq >= c.seq
+              AND n.delivered_at IS NULL
+              AND n.committed_at + make_interval(secs => ne.delay_seconds) <= now()
+            ORDER BY n.seq
+            LIMIT :chain
+        ) s
     )
     UPDATE webhook_message m
     SET next_attempt_at = now() + make_interval(secs => :lease)
-    FROM chosen c, webhook_endpoint e
+    FROM chain c, webhook_endpoint e
     WHERE m.endpoint_id = c.endpoint_id AND m.fixture_id = c.fixture_id AND m.seq = c.seq
       AND e.id = m.endpoint_id
     RETURNING m.endpoint_id, m.fixture_id, m.seq, m.body::text AS body, m.attempts, e.url,
@@ -107,6 +126,15 @@ _RECORD = text(
     WHERE NOT delivered AND failing_since <= now() - make_interval(secs => :retry_for)
     """
 )
+_RELEASE = text(
+    """
+    UPDATE webhook_message m SET next_attempt_at = now()
+    FROM unnest(CAST(:endpoint_ids AS bigint[]), CAST(:fixture_ids AS bigint[]), CAST(:seqs AS bigint[]))
+         AS r(endpoint_id, fixture_id, seq)
+    WHERE m.endpoint_id = r.endpoint_id AND m.fixture_id = r.fixture_id AND m.seq = r.seq
+      AND m.delivered_at IS NULL
+    """
+)
 _PAUSE = text(
     """
     UPDATE webhook_endpoint SET paused_at = now(), paused_reason = :reason
@@ -151,12 +179,21 @@ class Outcome:
 
 
 async def claim(
-    conn: AsyncConnection, *, limit: int, per_endpoint: int, busy: Mapping[int, int], lease: timedelta
+    conn: AsyncConnection,
+    *,
+    limit: int,
+    per_endpoint: int,
+    busy: Mapping[int, int],
+    lease: timedelta,
+    chain: int = 1,
 ) -> list[Claimed]:
-    """Lease at most `limit` due heads, at most `per_endpoint` in flight per endpoint counting `busy`."""
+    """Lease at most `limit` due heads, at most `per_endpoint` in flight per endpoint counting `busy`,
+    each with the messages due after it in its match, `chain` in all: sorted by (endpoint, fixture,
+    seq), a head first, then its followers."""
     rows = await conn.execute(
         _CLAIM,
         {
+            "chain": chain,
             "limit": limit,
             "per_endpoint": per_endpoint,
             "busy_ids": list(busy),
@@ -177,8 +214,22 @@ async def claim(
             previous_secret_until=row.previous_secret_until,
             now=row.now,
         )
-        for row in rows
+        for row in sorted(rows, key=lambda row: (row.endpoint_id, row.fixture_id, row.seq))
     ]
+
+
+async def release(conn: AsyncConnection, keys: Sequence[tuple[int, int, int]]) -> None:
+    """End the leases of leased followers that were not sent (the head before them was not
+    answered 2xx, or the chain ran out of time): due again, for when they are a head."""
+    if keys:
+        await conn.execute(
+            _RELEASE,
+            {
+                "endpoint_ids": [k[0] for k in keys],
+                "fixture_ids": [k[1] for k in keys],
+                "seqs": [k[2] for k in keys],
+            },
+        )
 
 
 async def seconds_to_next_due(conn: AsyncConnection) -> float | None:
