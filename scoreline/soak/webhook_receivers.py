@@ -157,7 +157,8 @@ class Receiver:
                 task.cancel()
             await asyncio.gather(*self._connections, return_exceptions=True)
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 5)
+                async with asyncio.timeout(5):
+                    await self._server.wait_closed()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
