@@ -1,9 +1,8 @@
-"""The sender's own HTTP/1.1 client against raw socket servers: keep-alive, and every answer shape."""
+"""The sender against raw socket servers: keep-alive, and every answer shape."""
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -69,10 +68,9 @@ def _sender(timeout: float = 2.0) -> Sender:
     return Sender(UrlPolicy(development=True), timedelta(seconds=timeout), max_connections=8)
 
 
-async def test_many_connections_are_kept_alive_and_cheap() -> None:
-    """httpx's pool scanned (and polled the socket of) every pooled connection on each request and
-    each answer, ~1-5 ms of CPU a POST at 50-250 connections, which held one feeds process to ~100
-    deliveries/s: 100 kept-alive connections now cost well under a millisecond a POST."""
+async def test_many_connections_are_kept_alive() -> None:
+    """A hundred receivers' worth of concurrent POSTs go over a hundred kept-alive connections, each
+    carrying its share: none is opened per request (what a POST costs is bench/webhooks.py's)."""
     sender = Sender(UrlPolicy(development=True), timedelta(seconds=5), max_connections=128)
     async with server(_ok) as (url, connections):
 
@@ -82,13 +80,10 @@ async def test_many_connections_are_kept_alive_and_cheap() -> None:
             )
 
         await burst(0)
-        cpu = time.process_time()
         answers = [answer for round_ in range(1, 6) for answer in await burst(round_ * 100)]
-        spent = time.process_time() - cpu
     await sender.aclose()
     assert {(a.status, a.head, a.delivered) for a in answers} == {(200, "ok", True)}
     assert len(connections) == 100 and set(connections) == {6}
-    assert spent / len(answers) < 0.001  # the server runs in this process too
 
 
 async def test_a_kept_alive_connection_the_receiver_closed_is_not_a_failure() -> None:
