@@ -48,9 +48,10 @@ from workflows.retention_types import PurgeInput, PurgeResult, RetentionTable
 
 log = get_logger(__name__)
 
-OUTBOX_CONSUMERS: tuple[str, ...] = ("feeds",)
-"""Durable outbox consumers every deployment runs (the worker's `FeedBuilder`). Until each has a
-`feed_cursor` row nothing is deleted: a consumer without one reads the outbox from the start."""
+OUTBOX_CONSUMERS: tuple[str, ...] = ("feeds", "webhooks")
+"""Durable outbox consumers every deployment runs (the `scoreline feeds` process's feed builder and
+webhook filler). Until each has a `feed_cursor` row nothing is deleted: a consumer without one reads
+the outbox from the start."""
 
 _CUTOFF = "now() - make_interval(secs => :age)"
 

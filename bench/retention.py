@@ -121,7 +121,8 @@ async def seed(database_url: str, rows: int) -> dict[str, int]:
         )
         await db.execute(
             """INSERT INTO feed_cursor (consumer, last_xid, last_event_id)
-            SELECT 'feeds', xid, id FROM domain_event ORDER BY xid DESC, id DESC LIMIT 1"""
+            SELECT consumer, xid, id FROM domain_event, unnest(ARRAY['feeds', 'webhooks']) AS consumer
+            ORDER BY xid DESC, id DESC LIMIT 2"""
         )
         device = await db.fetchval(
             """INSERT INTO device (install_id, platform, environment, token_hash)

@@ -118,6 +118,12 @@ def upgrade() -> None:
         sa.Column("attempts", sa.Integer(), server_default="0", nullable=False),
         sa.Column("next_attempt_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column(
+            "leased_until",
+            sa.DateTime(timezone=True),
+            nullable=True,
+            comment="a sender holds this message (and its match) until then; no claim takes the match",
+        ),
+        sa.Column(
             "failing_since",
             sa.DateTime(timezone=True),
             nullable=True,

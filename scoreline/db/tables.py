@@ -407,6 +407,11 @@ webhook_message = Table(
     Column("attempts", Integer, nullable=False, server_default="0"),
     Column("next_attempt_at", DateTime(timezone=True), nullable=False),
     Column(
+        "leased_until",
+        DateTime(timezone=True),
+        comment="a sender holds this message (and its match) until then; no claim takes the match",
+    ),
+    Column(
         "failing_since",
         DateTime(timezone=True),
         comment="its first attempt without a 2xx: a day of them pauses the endpoint",

@@ -12,10 +12,12 @@ need no lock of their own; one the task did not send (a failure before it, or ou
 `release`d, so its lease does not delay it once it is the head.
 
 Taking is a lease, not a lock held across the POST: one short statement picks due heads
-(`FOR UPDATE SKIP LOCKED`, so processes claiming at once never take the same row) and moves their
-`next_attempt_at` past the send's deadline. Any other process then sees them as not due, so a
-message is never sent twice at once; if this process dies mid-send the lease runs out and another
-sends it again, with the same `webhook-id`. A transaction held open for every POST would instead
+(`FOR UPDATE SKIP LOCKED`, so processes claiming at once never take the same row) and sets
+`leased_until` past the send's deadline on the chain it takes. No claim takes a match while any of
+its messages is leased, whatever a resume or a redelivery made due meanwhile, so a match is never
+sent by two tasks at once; if this process dies mid-send the lease runs out and another sends it
+again, with the same `webhook-id`. The delay of a message is its endpoint's or its partner's,
+whichever is longer. A transaction held open for every POST would instead
 hold a connection per request and, worse, hold back every outbox reader's horizon
 (`scoreline.outbox.reader`) for as long as the slowest receiver takes.
 
@@ -38,25 +40,33 @@ _CLAIM = text(
     """
     WITH heads AS (
         SELECT DISTINCT ON (m.endpoint_id, m.fixture_id)
-               m.endpoint_id, m.fixture_id, m.seq, m.next_attempt_at, m.committed_at, e.delay_seconds
+               m.endpoint_id, m.fixture_id, m.seq, m.next_attempt_at, m.committed_at,
+               GREATEST(e.delay_seconds, p.delay_seconds) AS delay_seconds
         FROM webhook_message m
         JOIN webhook_endpoint e ON e.id = m.endpoint_id
+        JOIN partner p ON p.id = e.partner_id
         WHERE m.delivered_at IS NULL AND e.paused_at IS NULL
         ORDER BY m.endpoint_id, m.fixture_id, m.seq
     ), ranked AS (
-        SELECT h.endpoint_id, h.fixture_id, h.seq, h.next_attempt_at,
+        SELECT h.endpoint_id, h.fixture_id, h.seq, h.next_attempt_at, h.delay_seconds,
                row_number() OVER (PARTITION BY h.endpoint_id ORDER BY h.next_attempt_at, h.fixture_id) AS rank
         FROM heads h
         WHERE h.next_attempt_at <= now()
           AND h.committed_at + make_interval(secs => h.delay_seconds) <= now()
+          AND NOT EXISTS (
+              SELECT 1 FROM webhook_message l
+              WHERE l.endpoint_id = h.endpoint_id AND l.fixture_id = h.fixture_id
+                AND l.delivered_at IS NULL AND l.leased_until > now()
+          )
     ), chosen AS (
-        SELECT m.endpoint_id, m.fixture_id, m.seq
+        SELECT m.endpoint_id, m.fixture_id, m.seq, r.delay_seconds
         FROM webhook_message m
         JOIN ranked r USING (endpoint_id, fixture_id, seq)
         LEFT JOIN unnest(CAST(:busy_ids AS bigint[]), CAST(:busy_counts AS int[])) AS b(endpoint_id, n)
                ON b.endpoint_id = r.endpoint_id
         WHERE r.rank <= :per_endpoint - coalesce(b.n, 0)
           AND m.delivered_at IS NULL AND m.next_attempt_at <= now()
+          AND (m.leased_until IS NULL OR m.leased_until <= now())
         ORDER BY r.next_attempt_at
         LIMIT :limit
         FOR UPDATE OF m SKIP LOCKED
@@ -66,16 +76,15 @@ _CLAIM = text(
         CROSS JOIN LATERAL (
             SELECT n.endpoint_id, n.fixture_id, n.seq
             FROM webhook_message n
-            JOIN webhook_endpoint ne ON ne.id = n.endpoint_id
             WHERE n.endpoint_id = c.endpoint_id AND n.fixture_id = c.fixture_id AND n.seq >= c.seq
               AND n.delivered_at IS NULL
-              AND n.committed_at + make_interval(secs => ne.delay_seconds) <= now()
+              AND n.committed_at + make_interval(secs => c.delay_seconds) <= now()
             ORDER BY n.seq
             LIMIT :chain
         ) s
     )
     UPDATE webhook_message m
-    SET next_attempt_at = now() + make_interval(secs => :lease)
+    SET leased_until = now() + make_interval(secs => :lease)
     FROM chain c, webhook_endpoint e
     WHERE m.endpoint_id = c.endpoint_id AND m.fixture_id = c.fixture_id AND m.seq = c.seq
       AND e.id = m.endpoint_id
@@ -85,13 +94,20 @@ _CLAIM = text(
 )
 _NEXT_DUE = text(
     """
-    SELECT EXTRACT(epoch FROM min(GREATEST(h.next_attempt_at,
-                                           h.committed_at + make_interval(secs => h.delay_seconds)))
-                              - clock_timestamp())::float8
+    SELECT EXTRACT(epoch FROM min(GREATEST(
+               h.next_attempt_at,
+               h.committed_at + make_interval(secs => h.delay_seconds),
+               (SELECT max(l.leased_until) FROM webhook_message l
+                WHERE l.endpoint_id = h.endpoint_id AND l.fixture_id = h.fixture_id
+                  AND l.delivered_at IS NULL)
+           )) - clock_timestamp())::float8
     FROM (
-        SELECT DISTINCT ON (m.endpoint_id, m.fixture_id) m.next_attempt_at, m.committed_at, e.delay_seconds
+        SELECT DISTINCT ON (m.endpoint_id, m.fixture_id)
+               m.endpoint_id, m.fixture_id, m.next_attempt_at, m.committed_at,
+               GREATEST(e.delay_seconds, p.delay_seconds) AS delay_seconds
         FROM webhook_message m
         JOIN webhook_endpoint e ON e.id = m.endpoint_id
+        JOIN partner p ON p.id = e.partner_id
         WHERE m.delivered_at IS NULL AND e.paused_at IS NULL
         ORDER BY m.endpoint_id, m.fixture_id, m.seq
     ) h
@@ -117,9 +133,11 @@ _RECORD = text(
             next_attempt_at = CASE WHEN a.delivered THEN m.next_attempt_at
                                    ELSE now() + make_interval(secs => a.retry_in) END,
             failing_since = CASE WHEN a.delivered THEN m.failing_since
-                                 ELSE coalesce(m.failing_since, now()) END
+                                 ELSE coalesce(m.failing_since, now()) END,
+            leased_until = NULL
         FROM answers a
         WHERE m.endpoint_id = a.endpoint_id AND m.fixture_id = a.fixture_id AND m.seq = a.seq
+          AND m.delivered_at IS NULL  -- a late answer never takes back a delivery
         RETURNING m.endpoint_id, m.fixture_id, m.seq, m.failing_since, a.delivered
     )
     SELECT endpoint_id, fixture_id, seq FROM updated
@@ -128,7 +146,7 @@ _RECORD = text(
 )
 _RELEASE = text(
     """
-    UPDATE webhook_message m SET next_attempt_at = now()
+    UPDATE webhook_message m SET leased_until = NULL
     FROM unnest(CAST(:endpoint_ids AS bigint[]), CAST(:fixture_ids AS bigint[]), CAST(:seqs AS bigint[]))
          AS r(endpoint_id, fixture_id, seq)
     WHERE m.endpoint_id = r.endpoint_id AND m.fixture_id = r.fixture_id AND m.seq = r.seq

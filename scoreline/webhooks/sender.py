@@ -70,17 +70,17 @@ class Sender:
             return round((time.perf_counter() - started) * 1000)
 
         try:
-            target = await pin(url, self._policy)
-        except (UrlRefusedError, OSError) as error:
-            return Answer(status=None, latency_ms=elapsed(), head="", error=f"refused: {error}")
-        headers = {
-            "content-type": "application/json",
-            **signed_headers(signing_secrets, msg_id, datetime.now(UTC), body),
-        }
-        if target.host_header is not None:
-            headers["host"] = target.host_header
-        try:
-            async with asyncio.timeout(self._timeout):
+            async with asyncio.timeout(self._timeout):  # the DNS look-up included: a lease ends
+                try:
+                    target = await pin(url, self._policy)
+                except (UrlRefusedError, OSError) as error:
+                    return Answer(status=None, latency_ms=elapsed(), head="", error=f"refused: {error}")
+                headers = {
+                    "content-type": "application/json",
+                    **signed_headers(signing_secrets, msg_id, datetime.now(UTC), body),
+                }
+                if target.host_header is not None:
+                    headers["host"] = target.host_header
                 try:
                     status, head, retry_after = await self._send(target, headers, body)
                 except aiohttp.ServerDisconnectedError:

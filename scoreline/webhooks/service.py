@@ -136,8 +136,11 @@ class WebhookService(BackgroundService):
             if connection.gone:
                 raise ConnectionError("the webhook filler's lock connection closed")
             self._wake.clear()
-            async with self._engine.begin() as conn:
-                filled = await fill(conn, position, durable)
+            # One snapshot for the page: the grants and endpoints it is owed to, and its changes.
+            async with self._engine.connect() as conn:
+                snapshot = await conn.execution_options(isolation_level="REPEATABLE READ")
+                async with snapshot.begin():
+                    filled = await fill(snapshot, position, durable)
             position, durable = filled.position, filled.durable
             if filled.owed:
                 self.deliverer.wake()

@@ -30,6 +30,7 @@ async def test_rows_past_their_age_go_and_younger_rows_stay(
     old_events = await rows.outbox(db, 3, older_than(AGES.outbox_age_seconds))
     young_events = await rows.outbox(db, 2, 1)
     await rows.consumer_at(db, "feeds", young_events[-1])
+    await rows.consumer_at(db, "webhooks", young_events[-1])
     await rows.push_attempts(db, 4, older_than(AGES.push_attempt_age_seconds))
     await rows.push_attempts(db, 2, 29)
     await rows.commands(db, 5, older_than(AGES.command_age_seconds))
@@ -70,6 +71,7 @@ async def test_the_outbox_keeps_what_a_lagging_consumer_has_not_read(
     await rows.fixture(db)
     events = await rows.outbox(db, 6, 30)
     await rows.consumer_at(db, "feeds", events[-1])
+    await rows.consumer_at(db, "webhooks", events[-1])
     await rows.consumer_at(db, "archive", events[2])
 
     result = await purge(retention, RetentionTable.OUTBOX, AGES.outbox_age_seconds)

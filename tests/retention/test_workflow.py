@@ -58,6 +58,7 @@ async def test_the_workflow_purges_every_table_and_returns_counts(
     await rows.fixture(db, changed_days_ago=older_than(AGES.effect_log_age_seconds))
     events = await rows.outbox(db, 3, older_than(AGES.outbox_age_seconds))
     await rows.consumer_at(db, "feeds", events[-1])
+    await rows.consumer_at(db, "webhooks", events[-1])
     await rows.push_attempts(db, 4, older_than(AGES.push_attempt_age_seconds))
     await rows.commands(db, 2, older_than(AGES.command_age_seconds))
     await rows.effects(db, 5, older_than(AGES.effect_log_age_seconds))
