@@ -180,14 +180,3 @@ async def resume_endpoint(engine: AsyncEngine, endpoint_id: int) -> Endpoint:
             .values(next_attempt_at=func.now(), failing_since=None)
         )
     return await get_endpoint(engine, endpoint_id)
-
-
-async def set_delay(engine: AsyncEngine, endpoint_id: int, delay_seconds: int) -> Endpoint:
-    """Every change is sent `delay_seconds` after its commit from now on (already-sent ones stay sent)."""
-    async with engine.begin() as conn:
-        await conn.execute(
-            webhook_endpoint.update()
-            .where(webhook_endpoint.c.id == endpoint_id)
-            .values(delay_seconds=_checked_delay(delay_seconds))
-        )
-    return await get_endpoint(engine, endpoint_id)

@@ -50,8 +50,11 @@ class Target:
 
 def forbidden(address: IPAddress) -> bool:
     """Not a public unicast address a partner's receiver could legitimately have."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return forbidden(address.ipv4_mapped)
+    if isinstance(address, ipaddress.IPv6Address):
+        # An IPv6 address that carries an IPv4 one reaches that one: judged as it.
+        carried = address.ipv4_mapped or address.sixtofour or (address.teredo or (None, None))[1]
+        if carried is not None and forbidden(carried):
+            return True
     return (
         address.is_private
         or address.is_loopback

@@ -77,6 +77,14 @@ def test_forbidden_covers_mapped_and_special_ranges() -> None:
     assert not forbidden(ipaddress.ip_address("8.8.8.8"))
 
 
+def test_a_6to4_address_of_a_private_one_is_refused() -> None:
+    """6to4 addresses carry an IPv4 one in their bits and reach it through a relay; one carrying
+    loopback or the cloud metadata address passed the check."""
+    assert forbidden(ipaddress.ip_address("2002:7f00:1::"))  # 127.0.0.1
+    assert forbidden(ipaddress.ip_address("2002:a9fe:a9fe::"))  # 169.254.169.254
+    assert not forbidden(ipaddress.ip_address("2002:808:808::"))  # 8.8.8.8
+
+
 async def test_a_name_is_checked_again_at_send_time() -> None:
     """This machine's own name resolves (through /etc/hosts) to a loopback or private address: a
     name the registration check cannot judge, refused when sending in production."""
