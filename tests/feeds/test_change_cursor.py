@@ -143,7 +143,8 @@ async def test_a_cursor_older_than_retention_is_410_with_the_oldest_valid_one(
         await conn.execute(
             text(
                 """INSERT INTO feed_cursor (consumer, last_xid, last_event_id)
-                SELECT 'feeds', xid, id FROM domain_event WHERE seq = 3"""
+                SELECT consumer, xid, id FROM domain_event, unnest(ARRAY['feeds', 'webhooks']) AS consumer
+                WHERE seq = 3"""
             )
         )
     batch = await RetentionActivities(engine).delete_batch(
