@@ -13,15 +13,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from typing import Annotated, Final
+from typing import Annotated
 
 from fastapi import Query
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.live.changes import LiveValue
-
-MAX_DELAY_SECONDS: Final = 300
+from scoreline.feeds.partner_delay import MAX_DELAY_SECONDS
 
 Delay = Annotated[
     int,

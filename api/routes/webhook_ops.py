@@ -24,7 +24,7 @@ from api.auth import OperatorDep
 from api.deps import EngineDep, SettingsDep
 from api.errors import ApiError
 from api.guards.token_first import TokenFirstRoute
-from scoreline.feeds.partner_delay import set_partner_delay
+from scoreline.feeds.partner_delay import MAX_DELAY_SECONDS, set_partner_delay
 from scoreline.feeds.partners import MAX_NAME_LENGTH, PartnerError
 from scoreline.settings import Environment, Settings
 from scoreline.webhooks.deliveries import (
@@ -34,7 +34,6 @@ from scoreline.webhooks.deliveries import (
     partner_named,
 )
 from scoreline.webhooks.endpoints import (
-    MAX_DELAY_SECONDS,
     EndpointError,
     create_endpoint,
     get_endpoint,

@@ -16,7 +16,8 @@ from scoreline.db.tables import partner
 from scoreline.feeds.partners import PARTNERS_CHANNEL, PartnerError
 
 MAX_DELAY_SECONDS: Final = 300
-"""The schema's bound (`partner.delay_seconds`): five minutes covers any broadcast delay."""
+"""The bound of every broadcast delay (`partner.delay_seconds`, `webhook_endpoint.delay_seconds`,
+a stream's `?delay=`): five minutes covers any broadcast delay."""
 
 
 async def set_partner_delay(engine: AsyncEngine, name: str, seconds: int) -> None:

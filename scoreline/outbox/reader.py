@@ -109,8 +109,14 @@ async def read_after(conn: AsyncConnection, cursor: Cursor, limit: int) -> Batch
         )
         for row in rows
     ]
-    held = len(events) < limit and bool((await conn.execute(_HELD_BACK)).scalar_one())
+    held = len(events) < limit and await rows_held_back(conn)
     return Batch(events=events, held=held)
+
+
+async def rows_held_back(conn: AsyncConnection) -> bool:
+    """Whether committed outbox rows wait behind an older open transaction: a reader that read
+    everything below the horizon should look again soon rather than wait for a NOTIFY."""
+    return bool((await conn.execute(_HELD_BACK)).scalar_one())
 
 
 async def current_end(conn: AsyncConnection) -> Cursor:

@@ -19,10 +19,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from scoreline.db.tables import partner, webhook_endpoint, webhook_message
+from scoreline.feeds.partner_delay import MAX_DELAY_SECONDS
 from scoreline.webhooks.signing import new_secret
 from scoreline.webhooks.urls import UrlPolicy, UrlRefusedError, check_url
 
-MAX_DELAY_SECONDS: Final = 300
 ROTATION_OVERLAP: Final = timedelta(hours=24)
 """How long the secret before a rotation keeps signing beside the new one."""
 OPERATOR_PAUSE: Final = "paused by an operator"

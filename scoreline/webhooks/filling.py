@@ -27,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from scoreline.feeds.change_cursor import ChangeCursor
 from scoreline.feeds.cursor import load_cursor, save_cursor
 from scoreline.feeds.partner_changes import MAX_LIMIT, PartnerChange, changes_after
-from scoreline.outbox.reader import Cursor, current_end
+from scoreline.outbox.reader import Cursor, current_end, rows_held_back
 
 CONSUMER: Final = "webhooks"
 WHOLE_COMMIT: Final = 2**62
@@ -55,9 +55,6 @@ _OWE = text(
     ON CONFLICT DO NOTHING
     RETURNING 1
     """
-)
-_HELD_BACK = text(
-    "SELECT EXISTS (SELECT 1 FROM domain_event WHERE xid >= pg_snapshot_xmin(pg_current_snapshot()))"
 )
 
 
@@ -114,7 +111,7 @@ async def fill(conn: AsyncConnection, position: ChangeCursor, durable: Cursor) -
     next_position = page.cursor
     held = False
     if not full:
-        held = bool((await conn.execute(_HELD_BACK)).scalar_one())
+        held = await rows_held_back(conn)
         moved = max(moved, horizon)
         next_position = max(next_position, ChangeCursor(horizon.xid, horizon.id, WHOLE_COMMIT))
     if moved != durable:
