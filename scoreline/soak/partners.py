@@ -162,7 +162,7 @@ class PartnerPart:
 
     async def _grants(self, engine: AsyncEngine) -> Grants:
         """The fixtures' competitions (as the feeds judge them), once every fixture exists."""
-        views = await self._views(engine)
+        views = await fixture_views(engine, self._fixtures)
         matches: dict[int, list[int]] = {}
         days: dict[int, str] = {}
         for view in views:
@@ -172,20 +172,6 @@ class PartnerPart:
             if view.fixture.kickoff is not None:
                 days[view.fixture.id] = view.fixture.kickoff.astimezone(UTC).date().isoformat()
         return Grants(matches, days)
-
-    async def _views(self, engine: AsyncEngine) -> list[MatchView]:
-        """Every fixture of the run, looked for each second until all exist (the sync and the
-        desks create them)."""
-        while True:
-            try:
-                async with engine.connect() as conn:
-                    views = [await load_match(conn, fixture_id) for fixture_id in self._fixtures]
-            except _DATABASE_ERRORS:
-                views = [None]
-            found = [view for view in views if view is not None]
-            if len(found) == len(self._fixtures):
-                return found
-            await asyncio.sleep(WAIT_FOR_FIXTURES)
 
     async def _create(self, engine: AsyncEngine, number: int, grants: Grants) -> Poller:
         """One partner granted a seeded non-empty subset of the competitions; retried while
@@ -259,3 +245,18 @@ async def final_versions(database_url: str, docs: set[str]) -> dict[str, int]:
             return {str(key): int(version) for key, version in rows}
     finally:
         await engine.dispose()
+
+
+async def fixture_views(engine: AsyncEngine, fixtures: Sequence[int]) -> list[MatchView]:
+    """Every fixture of the run, looked for each second until all exist (the sync and the desks
+    create them)."""
+    while True:
+        try:
+            async with engine.connect() as conn:
+                views = [await load_match(conn, fixture_id) for fixture_id in fixtures]
+        except _DATABASE_ERRORS:
+            views = [None]
+        found = [view for view in views if view is not None]
+        if len(found) == len(fixtures):
+            return found
+        await asyncio.sleep(WAIT_FOR_FIXTURES)

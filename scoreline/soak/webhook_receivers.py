@@ -33,8 +33,8 @@ from scoreline.db.engine import create_engine
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.feeds.models import competition_of
 from scoreline.feeds.partners import PartnerError, create_partner
-from scoreline.readmodel.queries import load_match
 from scoreline.soak.model import CheckResult, SoakFixtures, SoakTargets, Violation
+from scoreline.soak.partners import fixture_views
 from scoreline.soak.webhook_check import (
     CHECK,
     Endpoint,
@@ -299,18 +299,8 @@ class WebhookPart:
 
     async def _competitions(self, engine: AsyncEngine) -> dict[int, list[int]]:
         """Every fixture of the run by competition, once all exist (the sync and the desks make them)."""
-        while True:
-            try:
-                async with engine.connect() as conn:
-                    views = [await load_match(conn, fixture_id) for fixture_id in self._fixtures]
-            except _DATABASE_ERRORS:
-                views = [None]
-            found = [view for view in views if view is not None]
-            if len(found) == len(self._fixtures):
-                break
-            await asyncio.sleep(WAIT_FOR_FIXTURES)
         grants: dict[int, list[int]] = {}
-        for view in found:
+        for view in await fixture_views(engine, self._fixtures):
             competition = competition_of(view.fixture)
             if competition is not None:
                 grants.setdefault(competition, []).append(view.fixture.id)
