@@ -10,7 +10,6 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 
 from temporalio import activity
-from temporalio.service import RPCError
 
 from activities.ingest.store import IngestStore
 from activities.provider.client import SportMonksClient
@@ -18,7 +17,6 @@ from activities.provider.cricket.client import CricketClient
 from activities.provider.errors import ProviderError
 from domain.snapshot import MatchState, Snapshot
 from domain.states import OVER_STATES
-from scoreline.devices.store import claim_stale_followers_marks
 from scoreline.logging import get_logger
 from scoreline.temporal.match_runs import MatchRuns
 from workflows.fixture_sync_types import DueFixture, DueFixtures, FixtureSyncInput
@@ -41,11 +39,7 @@ class FixtureSyncActivities:
 
     @activity.defn(name="sync_fixtures")
     async def sync_fixtures(self, sync: FixtureSyncInput) -> DueFixtures:
-        """Upsert every fixture of the window; a failed fetch raises before anything is written.
-
-        First, whatever the provider does: live matches whose followers still wait for a walk get
-        their signal (`_signal_waiting_followers`)."""
-        await self._signal_waiting_followers()
+        """Upsert every fixture of the window; a failed fetch raises before anything is written."""
         today = datetime.now(UTC).date()
         first, last = today - timedelta(days=sync.days_back), today + timedelta(days=sync.days_ahead)
         snapshots = await self._client.fixtures_between(first, last)
@@ -72,14 +66,6 @@ class FixtureSyncActivities:
         except ProviderError as error:
             log.warning("cricket fixtures not synced", error=str(error), kind=type(error).__name__)
             return []
-
-    async def _signal_waiting_followers(self) -> None:
-        """Followers of a live match whose walk never came (its signal was lost) get one now."""
-        for fixture_id in await claim_stale_followers_marks(self._runs.engine):
-            try:
-                await self._runs.tell_followers_changed(fixture_id)
-            except RPCError as error:
-                log.warning("waiting followers not signalled", fixture_id=fixture_id, error=error.message)
 
     @activity.defn(name="start_match_workflows")
     async def start_match_workflows(self, due: tuple[DueFixture, ...]) -> tuple[int, ...]:

@@ -1,9 +1,8 @@
-"""The messages of the Live Activity push activity (`push_live_activities`).
+"""The messages of the Live Activity publish activity (`publish_live_activity_push`).
 
 Pure pydantic, safe to import in a workflow. The input is small on purpose: the activity finds the
 targets (followers or activities) in Postgres and the team names on the fixture row, so history
-holds a score line and a few flags, never a device list or a payload. Fields are only ever added,
-with defaults, so old histories keep decoding.
+holds a score line and a few flags, never a device list or a payload.
 """
 
 from __future__ import annotations
@@ -46,11 +45,9 @@ class LiveState(_Message):
 
 
 class PushInput(_Message):
-    """One Live Activity push to every target of a fixture, sent at most once per target.
+    """One Live Activity push for every target of a fixture (docs/live-activities.md).
 
-    `(fixture_id, event_key, effect)` names the push in the `effect_log` gate, where `effect` is
-    `la.start`, `la.alert` (an update with an alert), `la.update` or `la.end`: running the activity
-    again with the same input (a retry, a replay) sends nothing twice.
+    `(fixture_id, event_key, kind)` names it: publishing it again (a retry, a replay) changes nothing.
     """
 
     fixture_id: Annotated[int, Field(ge=1)]
@@ -66,7 +63,8 @@ class PushInput(_Message):
     routine: bool = False
     """A routine change: coalesced to one per `LA_MIN_UPDATE_INTERVAL` per activity (latest state wins)."""
     timestamp: Annotated[int, Field(ge=0)]
-    """`aps.timestamp` in epoch seconds: when the change happened (`workflow.now()`), the same on every retry."""
+    """When the change happened (`workflow.now()`, epoch seconds); its `aps.timestamp` is this or,
+    if the fixture published a later one already, one second after that."""
     stale_after_seconds: Annotated[int, Field(ge=1, le=8 * 3600)] = 900
     """`stale-date` = timestamp + this, on `start` and `update`."""
     dismiss_after_seconds: Annotated[int, Field(ge=0, le=4 * 3600)] = 900
@@ -75,51 +73,15 @@ class PushInput(_Message):
     """The trace of the change that caused the push (a provider poll or a desk request), so its
     log lines and `push_attempt` rows are found with the change's."""
 
-    @property
-    def repeatable(self) -> bool:
-        """A device shows it once however often it arrives (a state-only update, an end): safe to
-        send again when it is unknown whether an earlier send reached APNs. An alert or a start
-        would show twice."""
-        return self.kind != "start" and not self.alert
-
-    @property
-    def resent_quietly(self) -> bool:
-        """An end with its result alert, whose earlier send a crash left unknown: it goes again
-        without the alert, once the attempt that marked it has had `CLAIMANT_GRACE_S` to settle it. An end left unsent keeps the activity on the lock screen for hours (the
-        soak of 2026-12-06, seed 22: a worker SIGKILLed 0.1 s after marking 1,053 ends); sent
-        twice, the phone ends the activity once, drops the second end, and shows one banner at
-        most."""
-        return self.kind == "end" and self.alert
-
     generation: Annotated[int, Field(ge=1)] = 1
     """Which of a follower's Live Activities for the fixture this push is for: 1 from kick-off, the
     next after each renewal (Apple ends an activity after 8 hours) or each stumps. A `start`
     starts it for every follower who has none of it, an `update` goes to the running ones of it,
     an `end` ends it (and any older one still open)."""
 
-    @property
-    def effect(self) -> str:
-        """The `effect_log.effect` this push is gated under."""
-        if self.kind == "update":
-            return "la.alert" if self.alert else "la.update"
-        return f"la.{self.kind}"
 
+class Published(_Message):
+    """What one publish did: the push's stamp (its `aps.timestamp`) and how many mailboxes it moved."""
 
-class PushResult(_Message):
-    """Totals for this push (`fixture_id`, `event_key`, `effect`) from the ledger, over every attempt."""
-
-    effect: str
-    targets: int = 0
-    """Targets with a ledger row: every device or activity the push concerned."""
-    sent: int = 0
-    """APNs answered 200."""
-    stale: int = 0
-    """Not sent: the activity already shows this or a newer state."""
-    deactivated: int = 0
-    """Not sent: APNs said the token is dead (400 BadDeviceToken, 410); it is never used again."""
-    rejected: int = 0
-    """Not sent: APNs refused the push for good (too large even trimmed, not for this topic …)."""
-    in_doubt: int = 0
-    """A crashed attempt had sent these and never heard back: not sent again (no double alert)."""
-    deferred: int = 0
-    """Routine updates this attempt waited for, to respect the per-activity minimum interval."""
+    stamp: int
+    mailboxes: int = 0

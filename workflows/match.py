@@ -23,7 +23,7 @@ the provider edits balls in place long after `Finished`; every output follows th
 
 Two parts live in their own classes, owned here: the desk commands (`match_desk`: the `submit`
 Update, serialised and answered only after the commit) and the Live Activity pushes
-(`match_pushes`: lanes, stamping, coalescing). While desks own the score (`desk` mode) the provider
+(`match_pushes`: publishing in order, generations). While desks own the score (`desk` mode) the provider
 is not watched at all; an operator's mode switch cancels or restarts the watch.
 
 A run may start for a match that is over (a desk command after the end): the command is decided
@@ -57,9 +57,8 @@ with workflow.unsafe.imports_passed_through():
     from domain.snapshot import MatchState
     from domain.states import OVER_STATES, STARTED_STATES
     from workflows.match_desk import DeskCommands
-    from workflows.match_pushes import RENEWAL_PATCH, PushQueue
+    from workflows.match_pushes import PushQueue
     from workflows.match_types import (
-        FOLLOWERS_CHANGED,
         MATCH_WORKFLOW,
         SUBMIT,
         FetchInput,
@@ -96,8 +95,6 @@ class MatchWorkflow:
             lambda: self.current,
             started=start.live_activities_started,
             carried=start.pending_pushes,
-            last_timestamp=start.last_push_timestamp,
-            followers_waiting=start.followers_waiting,
             generation=start.live_activity_generation,
             # Not known (a run carried over from before generations): they started at kick-off.
             since=start.live_activity_since or (start.kickoff if start.live_activities_started else None),
@@ -127,11 +124,6 @@ class MatchWorkflow:
         except CommandShapeError as error:
             raise ApplicationError(error.message, {"path": error.path}, type=COMMAND_SHAPE_ERROR) from None
 
-    @workflow.signal(name=FOLLOWERS_CHANGED)
-    def followers_changed(self) -> None:
-        """Devices followed the match: after kick-off their Live Activities start at once."""
-        self._pushes.followers_changed()
-
     def changed(self, before: MatchProgress, change: IngestSummary) -> None:
         """The Live Activity push a change deserves: push-to-start at kick-off, an update after
         (and, with generations, the day's end at stumps and a new start when play resumes)."""
@@ -144,9 +136,6 @@ class MatchWorkflow:
     @workflow.run
     async def run(self, start: MatchInput) -> MatchOutcome:
         options = start.options
-        generations = workflow.patched(RENEWAL_PATCH)
-        if generations:
-            self._pushes.use_generations()
         self._pushes.resume()
         self._pushes.end_the_day_if_due()
         kickoff = start.kickoff
@@ -157,8 +146,7 @@ class MatchWorkflow:
             if self.current.state in OVER_STATES:
                 return self._outcome()
 
-        if generations:
-            self._pushes.renew_before_the_cap(timedelta(seconds=options.la_renew_after_seconds))
+        self._pushes.renew_before_the_cap(timedelta(seconds=options.la_renew_after_seconds))
         while self.current.state not in OVER_STATES:
             if workflow.info().is_continue_as_new_suggested():
                 # The pushes in flight finish here; the queued ones go to the next run.
@@ -178,8 +166,6 @@ class MatchWorkflow:
                         book=self._desk.book,
                         live_activities_started=self._pushes.started,
                         pending_pushes=self._pushes.carried(),
-                        last_push_timestamp=self._pushes.last_timestamp,
-                        followers_waiting=self._pushes.followers_waiting,
                         live_activity_generation=self._pushes.generation,
                         live_activity_since=self._pushes.since,
                         live_activities_overnight=self._pushes.overnight,

@@ -24,7 +24,6 @@ MATCH_WORKFLOW = "MatchWorkflow"
 """The workflow type of every `match-{fixture_id}` run."""
 SUBMIT = "submit"
 """The Update a desk command is sent as (update id = the command's key)."""
-FOLLOWERS_CHANGED = "followers_changed"
 """The signal a follow sends when it marked the match as having followers waiting."""
 
 
@@ -99,10 +98,7 @@ class MatchInput(BaseModel):
     book: DeskBook | None = None
     live_activities_started: bool = False
     pending_pushes: tuple[PushInput, ...] = ()
-    """Pushes queued but not sent when the previous run continued as new; sent first."""
-    last_push_timestamp: int = 0
-    followers_waiting: bool = False
-    """Followers who came after kick-off still wait for their Live Activity to be started."""
+    """Pushes queued but not published when the previous run continued as new; published first."""
     live_activity_generation: int = 1
     """Which generation of the followers' Live Activities runs (or ran last, overnight)."""
     live_activity_since: datetime | None = None

@@ -6,8 +6,7 @@ issue or one that was rotated away: 401 `invalid_token`; a valid token of anothe
 `other_device`. Bad input is refused before anything is written: 422 `validation_error` naming the
 field (APNs tokens are 64 to 200 hex digits), 413 `payload_too_large` for a body over the API's one
 limit (`api_max_body_bytes`, `api.guards.body_limit`, as on every route), 404 `fixture_not_found`, 409 `not_following` (a Live Activity report for a match the device does not
-follow), 404 `live_activity_not_found` (a report naming a generation Scoreline never started), 409
-`live_activity_ended`.
+follow), 404 `live_activity_not_found` (a report naming a generation Scoreline never started).
 
 Limits (429 `too_many_requests` with `Retry-After`, nothing done): `POST /v1/devices` at most
 `device_registration_rate_limit` a minute per client address (an IPv6 client counts as its /64),
@@ -30,7 +29,6 @@ install id.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import uuid
 from datetime import datetime
@@ -38,10 +36,8 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.exceptions import HTTPException
-from temporalio.service import RPCError
 
 from api.deps import EngineDep, ResourcesDep, resources_of
 from api.errors import ApiError
@@ -278,13 +274,11 @@ async def follow(
     already kicked off). 200 if followed already."""
     await _within_rate(resources, device_id)
     try:
-        followed = await store.follow(engine, device_id, body.fixture_id)
+        created = await store.follow(engine, device_id, body.fixture_id)
     except UnknownFixture as error:
         raise _no_fixture(body.fixture_id) from error
-    if not followed.created:
+    if not created:
         response.status_code = status.HTTP_200_OK
-    elif followed.tell_the_match:
-        await _tell_the_match(resources, body.fixture_id)
     return Follow(fixture_id=body.fixture_id)
 
 
@@ -295,19 +289,6 @@ async def _within_rate(resources: Resources, device_id: uuid.UUID) -> None:
         str(device_id),
         f"at most {per_minute} follow or unfollow calls a minute",
     )
-
-
-async def _tell_the_match(resources: Resources, fixture_id: int) -> None:
-    """Tell the match's run it has followers waiting (nothing before kick-off or after the end).
-    The follow and its mark are stored either way; if the signal does not go out, the mark is
-    expired so the next follow signals at once, and the fixture sync signals it within a minute."""
-    try:
-        runs = await resources.match_runs()
-        await runs.tell_followers_changed(fixture_id)
-    except (RPCError, DBAPIError, OSError, RuntimeError) as error:
-        log.warning("follow not signalled", fixture_id=fixture_id, error=str(error))
-        with contextlib.suppress(DBAPIError, OSError):
-            await store.expire_followers_mark(resources.engine, fixture_id)
 
 
 @router.delete(
@@ -332,7 +313,7 @@ async def unfollow(
     responses={
         **_ERRORS,
         404: {"description": "No such fixture, or a generation of its activity Scoreline never started."},
-        409: {"description": "The device does not follow the fixture, or that activity ended."},
+        409: {"description": "The device does not follow the fixture."},
     },
 )
 async def report_live_activity(
@@ -342,7 +323,8 @@ async def report_live_activity(
     engine: EngineDep,
 ) -> LiveActivity:
     """The update token of this device's activity for a fixture it follows (of `generation`, which
-    Scoreline push-started, or the newest, or the app's own); the activity becomes `active`."""
+    Scoreline push-started, or the newest, or the app's own): the activity gets the current state
+    on it at once (the end, if it has ended)."""
     try:
         row = await store.report_activity_token(
             engine, device_id, fixture_id, body.push_token.lower(), body.generation
@@ -356,8 +338,6 @@ async def report_live_activity(
         raise ApiError(409, "not_following", f"this device does not follow fixture {fixture_id}") from error
     except store.UnknownActivityError as error:
         raise ApiError(404, "live_activity_not_found", str(error)) from error
-    except store.ActivityEndedError as error:
-        raise ApiError(409, "live_activity_ended", str(error)) from error
     return LiveActivity.model_validate(row, from_attributes=True)
 
 

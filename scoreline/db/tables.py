@@ -5,8 +5,8 @@ compares these tables with a freshly migrated database so the two never drift.
 
 The exactly-once guarantees of design §3 are constraints here, not code elsewhere:
 `match_event` (fixture, stream, provider id), `command.command_id`, `timeline_item` (fixture, seq)
-and `effect_log` (fixture, event key, effect, target) are unique, so a retried or replayed write is
-a no-op by construction.
+and `la_push` (fixture, event key, event) are unique, so a retried or replayed write is a no-op by
+construction.
 """
 
 from __future__ import annotations
@@ -100,20 +100,20 @@ fixture = Table(
         comment="{home|away: [{id, name, shirt_number, starting}]} for desk-scored fixtures",
     ),
     Column(
-        "effects_purged_at",
+        "pushes_purged_at",
         DateTime(timezone=True),
-        comment="when retention deleted this match's effect_log: nothing is pushed for it again",
+        comment="when retention deleted this match's la_push rows: nothing is pushed for it again",
     ),
     CheckConstraint("source IN ('provider', 'desk')", name="source"),
     CheckConstraint("scoring_mode IN ('provider', 'desk')", name="scoring_mode"),
 )
 Index("ix_fixture_state_starting_at", fixture.c.state, fixture.c.starting_at)
 Index(
-    "ix_fixture_updated_at_effects_unpurged",
+    "ix_fixture_updated_at_pushes_unpurged",
     fixture.c.updated_at,
-    postgresql_where=fixture.c.effects_purged_at.is_(None),
+    postgresql_where=fixture.c.pushes_purged_at.is_(None),
 )
-"""Over matches whose effect log retention has yet to delete (`activities.retention`)."""
+"""Over matches whose published pushes retention has yet to delete (`activities.retention`)."""
 
 match_event = Table(
     "match_event",
@@ -210,20 +210,6 @@ scoreboard = Table(
     ),
 )
 
-effect_log = Table(
-    "effect_log",
-    metadata,
-    Column("id", BigInteger, Identity(), primary_key=True),
-    Column("fixture_id", BigInteger, ForeignKey("fixture.id", ondelete="CASCADE"), nullable=False),
-    Column("event_key", Text, nullable=False),
-    Column("effect", Text, nullable=False, comment="e.g. la.alert, la.start, la.end"),
-    Column("target", Text, nullable=False, comment="e.g. a live_activity id"),
-    Column("outcome", JSONB),
-    _created_at(),
-    UniqueConstraint("fixture_id", "event_key", "effect", "target"),
-)
-Index("ix_effect_log_fixture_id_created_at", effect_log.c.fixture_id, effect_log.c.created_at)
-
 domain_event = Table(
     "domain_event",
     metadata,
@@ -274,14 +260,6 @@ follow = Table(
 )
 Index("ix_follow_fixture_id_device_id", follow.c.fixture_id, follow.c.device_id)
 
-followers_waiting = Table(
-    "followers_waiting",
-    metadata,
-    Column("fixture_id", BigInteger, ForeignKey("fixture.id", ondelete="CASCADE"), primary_key=True),
-    Column("since", DateTime(timezone=True), nullable=False, server_default=func.now()),
-    comment="matches with followers whose Live Activity is not started yet; the walk clears it",
-)
-
 live_activity = Table(
     "live_activity",
     metadata,
@@ -291,9 +269,6 @@ live_activity = Table(
     Column("status", Text, nullable=False, server_default="pending"),
     Column("push_token", Text),
     Column("push_token_active", Boolean, nullable=False, server_default=text("true")),
-    Column("last_timestamp", BigInteger, comment="the aps timestamp of the last update sent"),
-    Column("last_content_state", JSONB),
-    Column("last_routine_at", DateTime(timezone=True)),
     Column("started_at", DateTime(timezone=True)),
     Column("ended_at", DateTime(timezone=True)),
     _created_at(),
@@ -305,21 +280,70 @@ live_activity = Table(
         server_default=text("1"),
         comment="1 from kick-off; the next after each renewal before Apple's 8 h cap or each stumps",
     ),
+    Column("want_stamp", BigInteger, comment="la_push.stamp of the newest state this activity should show"),
     Column(
-        "sending_timestamp",
-        BigInteger,
-        comment="the aps timestamp of the push whose request may be on its way (its last look let it go)",
+        "want_end",
+        Boolean,
+        nullable=False,
+        server_default=text("false"),
+        comment="that state is an end: only a newer end replaces it",
     ),
+    Column("alert_stamp", BigInteger, comment="la_push.stamp whose alert is still owed (at most one)"),
     Column(
-        "sending_at",
+        "alert_marked_at",
         DateTime(timezone=True),
-        comment="when that look let it go: the mark holds newer pushes back for a few seconds at most",
+        comment="an alert or start request may be on its way since",
     ),
+    Column("sent_stamp", BigInteger, comment="the newest stamp APNs accepted for the current token"),
+    Column(
+        "next_try_at",
+        DateTime(timezone=True),
+        comment="when a drainer should try; null: nothing to do now",
+    ),
+    Column(
+        "tries",
+        Integer,
+        nullable=False,
+        server_default=text("0"),
+        comment="answers in a row that did not deliver (backoff)",
+    ),
+    Column("lease_owner", Text, comment="the drainer that took the row; it alone writes the outcome"),
+    Column("lease_until", DateTime(timezone=True), comment="until then no other drainer takes the row"),
+    Column("routine_sent_at", DateTime(timezone=True), comment="when a routine update last went out"),
     UniqueConstraint("device_id", "fixture_id", "generation"),
     CheckConstraint("status IN ('pending', 'active', 'ended', 'failed')", name="status"),
     CheckConstraint("generation >= 1", name="generation"),
 )
 Index("ix_live_activity_fixture_id_status", live_activity.c.fixture_id, live_activity.c.status)
+Index(
+    "ix_live_activity_next_try_at",
+    live_activity.c.next_try_at,
+    postgresql_where=live_activity.c.next_try_at.isnot(None),
+)
+Index("ix_live_activity_fixture_id_generation", live_activity.c.fixture_id, live_activity.c.generation)
+
+la_push = Table(
+    "la_push",
+    metadata,
+    Column("fixture_id", BigInteger, ForeignKey("fixture.id", ondelete="CASCADE"), nullable=False),
+    Column("stamp", BigInteger, nullable=False, comment="aps.timestamp; grows with each publish"),
+    Column("event_key", Text, nullable=False),
+    Column("event", Text, nullable=False),
+    Column("generation", Integer, nullable=False),
+    Column("priority", SmallInteger, nullable=False),
+    Column("routine", Boolean, nullable=False),
+    Column("content_state", JSONB, nullable=False),
+    Column("alert", JSONB, comment="a key moment's (or the end's) alert"),
+    Column("attributes", JSONB, nullable=False, comment="a start's static attributes"),
+    Column("stale_date", BigInteger, nullable=False),
+    Column("dismissal_date", BigInteger, nullable=False),
+    Column("trace_id", Text),
+    _created_at(),
+    PrimaryKeyConstraint("fixture_id", "stamp"),
+    UniqueConstraint("fixture_id", "event_key", "event"),
+    CheckConstraint("event IN ('start', 'update', 'end')", name="event"),
+    comment="every Live Activity push a match published, newest stamp last",
+)
 
 published_document = Table(
     "published_document",

@@ -1,7 +1,7 @@
 """Device rows: registration (with secret rotation), push-to-start tokens, follows, Live Activities.
 
 Every write is one transaction that checks what it depends on first (the fixture exists, the
-activity has not ended, a known install's caller holds its current token), so a refused request
+device follows the fixture, a known install's caller holds its current token), so a refused request
 leaves nothing behind.
 """
 
@@ -16,7 +16,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.failures import UnknownFixture
-from domain.states import BEGUN_STATES, OVER_STATES, OVERNIGHT_STATES
+from scoreline.devices.mailbox import lock_pushes, notify_due, running_generation, wanted_by
 from scoreline.devices.tokens import hash_token, matches, new_token
 
 Environment = Literal["sandbox", "production"]
@@ -59,10 +59,6 @@ class InstallRegisteredError(LookupError):
     def __init__(self, device_id: uuid.UUID) -> None:
         super().__init__(f"install registered to device {device_id}")
         self.device_id = device_id
-
-
-class ActivityEndedError(RuntimeError):
-    """The device's activity for this fixture has ended; a token for it is no use any more."""
 
 
 class UnknownActivityError(LookupError):
@@ -144,6 +140,7 @@ async def stored_token_hash(engine: AsyncEngine, device_id: uuid.UUID) -> str | 
 
 
 async def set_push_to_start_token(engine: AsyncEngine, device_id: uuid.UUID, push_token: str) -> None:
+    """A new push-to-start token: the device's starts still owed go to it at once."""
     async with engine.begin() as conn:
         await conn.execute(
             text(
@@ -152,61 +149,23 @@ async def set_push_to_start_token(engine: AsyncEngine, device_id: uuid.UUID, pus
             ),
             {"id": device_id, "token": push_token},
         )
-
-
-@dataclass(frozen=True)
-class Followed:
-    created: bool
-    """False: the device followed the fixture already."""
-    tell_the_match: bool
-    """This follow marked the match as having followers waiting: signal its run (once for all the
-    follows until its walk begins; again if the mark is older than `RESIGNAL_AFTER_SECONDS`)."""
-
-
-RESIGNAL_AFTER_SECONDS = 30
-"""A mark this old may stand for a signal that never arrived (Temporal was down): signal again."""
-
-
-async def expire_followers_mark(engine: AsyncEngine, fixture_id: int) -> None:
-    """The signal for this mark did not go out: the next follow (or sweep) signals at once."""
-    async with engine.begin() as conn:
-        await conn.execute(
-            text("UPDATE followers_waiting SET since = '-infinity' WHERE fixture_id = :fixture_id"),
-            {"fixture_id": fixture_id},
-        )
-
-
-async def claim_stale_followers_marks(engine: AsyncEngine) -> list[int]:
-    """Live matches whose followers have waited past `RESIGNAL_AFTER_SECONDS` without a walk (the
-    signal was lost and no one followed since): their marks are renewed, and the caller signals
-    them (a match halted by rain included). Marks of matches that are over are dropped: no Live
-    Activity is started any more. Those of a match at stumps wait: no activity starts overnight,
-    and the start when play resumes walks every follower (its run clears the mark)."""
-    over = [state.value for state in OVER_STATES]
-    live = [state.value for state in BEGUN_STATES - OVER_STATES - OVERNIGHT_STATES]
-    async with engine.begin() as conn:
-        await conn.execute(
+        owed = await conn.execute(
             text(
-                """DELETE FROM followers_waiting w USING scoreboard s
-                WHERE s.fixture_id = w.fixture_id AND s.state = ANY(CAST(:over AS text[]))"""
+                """UPDATE live_activity SET next_try_at = now(), tries = 0, updated_at = now()
+                WHERE device_id = :id AND status = 'pending' AND started_at IS NULL
+                  AND push_token IS NULL AND want_stamp IS NOT NULL"""
             ),
-            {"over": over},
+            {"id": device_id},
         )
-        rows = await conn.execute(
-            text(
-                """UPDATE followers_waiting w SET since = now()
-                FROM scoreboard s
-                WHERE s.fixture_id = w.fixture_id AND s.state = ANY(CAST(:live AS text[]))
-                  AND w.since < now() - make_interval(secs => :resignal)
-                RETURNING w.fixture_id"""
-            ),
-            {"live": live, "resignal": RESIGNAL_AFTER_SECONDS},
-        )
-        return [int(row.fixture_id) for row in rows]
+        if owed.rowcount:
+            await notify_due(conn)
 
 
-async def follow(engine: AsyncEngine, device_id: uuid.UUID, fixture_id: int) -> Followed:
-    """Follow a fixture, marking its match as having followers waiting for a Live Activity.
+async def follow(engine: AsyncEngine, device_id: uuid.UUID, fixture_id: int) -> bool:
+    """Follow a fixture; False if it was followed already. While a generation of the match's Live
+    Activities runs, the new follower's mailbox is filled here, wanting the state it shows (its
+    start goes out at once); before kick-off, overnight and after the end, the next start publish
+    covers it (the fixture's push lock orders the two: docs/live-activities.md).
 
     Raises:
         UnknownFixture: No such fixture.
@@ -221,23 +180,42 @@ async def follow(engine: AsyncEngine, device_id: uuid.UUID, fixture_id: int) -> 
             {"device_id": device_id, "fixture_id": fixture_id},
         )
         if inserted.first() is None:
-            return Followed(created=False, tell_the_match=False)
-        marked = await conn.execute(
-            text(
-                """INSERT INTO followers_waiting (fixture_id) VALUES (:fixture_id)
-                ON CONFLICT (fixture_id) DO UPDATE SET since = now()
-                WHERE followers_waiting.since < now() - make_interval(secs => :resignal)
-                RETURNING fixture_id"""
-            ),
-            {"fixture_id": fixture_id, "resignal": RESIGNAL_AFTER_SECONDS},
-        )
-        return Followed(created=True, tell_the_match=marked.first() is not None)
+            return False
+        await lock_pushes(conn, fixture_id, shared=True)
+        running = await running_generation(conn, fixture_id)
+        if running is not None:
+            filled = await conn.execute(
+                text(
+                    """INSERT INTO live_activity
+                        (device_id, fixture_id, generation, status, want_stamp, next_try_at)
+                    VALUES (:device_id, :fixture_id, :generation, 'pending', :stamp, now())
+                    ON CONFLICT (device_id, fixture_id, generation) DO NOTHING"""
+                ),
+                {
+                    "device_id": device_id,
+                    "fixture_id": fixture_id,
+                    "generation": running.generation,
+                    "stamp": running.stamp,
+                },
+            )
+            if filled.rowcount:
+                await notify_due(conn)
+        return True
 
 
 async def unfollow(engine: AsyncEngine, device_id: uuid.UUID, fixture_id: int) -> None:
+    """Stop following: nothing more is pushed to the device's activities of the fixture."""
     async with engine.begin() as conn:
         await conn.execute(
             text("DELETE FROM follow WHERE device_id = :device_id AND fixture_id = :fixture_id"),
+            {"device_id": device_id, "fixture_id": fixture_id},
+        )
+        await conn.execute(
+            text(
+                """UPDATE live_activity SET status = 'ended', ended_at = COALESCE(ended_at, now()),
+                    next_try_at = NULL, updated_at = now()
+                WHERE device_id = :device_id AND fixture_id = :fixture_id AND status <> 'ended'"""
+            ),
             {"device_id": device_id, "fixture_id": fixture_id},
         )
 
@@ -245,38 +223,36 @@ async def unfollow(engine: AsyncEngine, device_id: uuid.UUID, fixture_id: int) -
 async def report_activity_token(
     engine: AsyncEngine, device_id: uuid.UUID, fixture_id: int, push_token: str, generation: int | None = None
 ) -> ActivityRow:
-    """The app's update token for its activity of `fixture_id`: the activity is now `active`.
+    """The app's update token for its activity of `fixture_id`: the activity runs on this token.
 
-    Only a follower's report is taken: every change of the match is pushed to an active token, so
-    a token reported for a match the device does not follow would let anyone aim the fan-outs at
-    any number of tokens. The follow is locked until the report commits, so an unfollow
-    cannot slip between them.
+    Only a follower's report is taken: every change of the match is pushed to a reported token, so
+    a token reported for a match the device does not follow would let anyone aim the drainers at
+    any number of tokens. The follow is locked until the report commits, so an unfollow cannot
+    slip between them.
 
-    A follower may have several activities for one fixture in turn (`live_activity.generation`: a
-    long match renews its activity before Apple's 8-hour cap, a Test ends the day's at stumps).
-    A report naming `generation` is for the push-to-start whose attributes carried it: Scoreline's
-    start walk made that row before it sent the start, so without the row Scoreline never started
-    it and the report is refused. So a late report for an ended activity (its token rotated just
-    before the end) is refused too, and never revives it nor lands on its successor. A report
-    without a generation is for the newest; with no activity stored at all the app started one
-    itself (as the start walk allows: it never starts a second over it), and generation 1 is
-    created. A report for the activity that runs replaces the token (ActivityKit rotated it).
+    A report naming `generation` is for the push-to-start whose attributes carried it: without
+    its row Scoreline never started it, and the report is refused. Without a generation it is for
+    the newest; with no activity stored at all the app started one itself, and generation 1 is
+    created wanting what generation 1 shows now. Any report makes the activity due at once with
+    what the old token got forgotten (ActivityKit rotated it, or the last one died): the new token
+    gets the current state and any owed alert, and the end if the activity has ended (an ended
+    activity drops a second end, one still on screen needs it).
 
     Raises:
         UnknownFixture: No such fixture.
         NotFollowingError: The device does not follow the fixture.
-        ActivityEndedError: That activity has ended already.
         UnknownActivityError: `generation` names an activity Scoreline never started for the device.
     """
     async with engine.begin() as conn:
         await _require_fixture(conn, fixture_id)
         await _require_follow(conn, device_id, fixture_id)
+        await lock_pushes(conn, fixture_id, shared=True)
         stored = (
             await conn.execute(
                 text(
-                    """SELECT id, generation, status FROM live_activity
+                    """SELECT id, generation FROM live_activity
                     WHERE device_id = :device_id AND fixture_id = :fixture_id
-                    ORDER BY generation DESC FOR UPDATE"""
+                    ORDER BY generation DESC FOR NO KEY UPDATE"""
                 ),
                 {"device_id": device_id, "fixture_id": fixture_id},
             )
@@ -284,32 +260,41 @@ async def report_activity_token(
         chosen = next((r for r in stored if generation in (None, r.generation)), None)
         if chosen is None and generation is not None:
             raise UnknownActivityError(f"no live activity {generation} for fixture {fixture_id} was started")
-        if chosen is not None and chosen.status == "ended":
-            raise ActivityEndedError(f"the live activity for fixture {fixture_id} has ended")
-        # New (the app's own), or the chosen one: an activity the fan-out inserted meanwhile is
-        # updated in place, unless it ended meanwhile.
-        row = (
-            await conn.execute(
-                text(
-                    f"""INSERT INTO live_activity
-                        (device_id, fixture_id, generation, status, push_token, push_token_active)
-                    VALUES (:device_id, :fixture_id, :generation, 'active', :token, true)
-                    ON CONFLICT (device_id, fixture_id, generation) DO UPDATE SET
-                        status = 'active', push_token = excluded.push_token, push_token_active = true,
-                        updated_at = now()
-                    WHERE live_activity.status <> 'ended'
-                    RETURNING {_ACTIVITY_COLUMNS}"""
-                ),
-                {
-                    "device_id": device_id,
-                    "fixture_id": fixture_id,
-                    "generation": 1 if chosen is None else chosen.generation,
-                    "token": push_token,
-                },
-            )
-        ).first()
-        if row is None:
-            raise ActivityEndedError(f"the live activity for fixture {fixture_id} has ended")
+        if chosen is None:
+            wanted = await wanted_by(conn, fixture_id, 1)
+            row = (
+                await conn.execute(
+                    text(
+                        f"""INSERT INTO live_activity (device_id, fixture_id, generation, status,
+                            push_token, want_stamp, want_end, next_try_at)
+                        VALUES (:device_id, :fixture_id, 1, 'active', :token, :stamp, :end,
+                            CASE WHEN CAST(:stamp AS bigint) IS NULL THEN NULL ELSE now() END)
+                        RETURNING {_ACTIVITY_COLUMNS}"""
+                    ),
+                    {
+                        "device_id": device_id,
+                        "fixture_id": fixture_id,
+                        "token": push_token,
+                        "stamp": None if wanted is None else wanted.stamp,
+                        "end": wanted is not None and wanted.end,
+                    },
+                )
+            ).one()
+        else:
+            row = (
+                await conn.execute(
+                    text(
+                        f"""UPDATE live_activity SET push_token = :token, push_token_active = true,
+                            status = CASE WHEN status = 'ended' THEN 'ended' ELSE 'active' END,
+                            sent_stamp = NULL, tries = 0,
+                            next_try_at = CASE WHEN want_stamp IS NULL THEN NULL ELSE now() END,
+                            updated_at = now()
+                        WHERE id = :id RETURNING {_ACTIVITY_COLUMNS}"""
+                    ),
+                    {"id": chosen.id, "token": push_token},
+                )
+            ).one()
+        await notify_due(conn)
     return _activity(row)
 
 

@@ -1,7 +1,7 @@
 """The one way to start `match-{fixture_id}`: one id format, one reuse policy, facts from Postgres.
 
-Every caller that needs a match's workflow running — the fixture sync, the command road, a follow,
-the tests — goes through `MatchRuns`, so a run always starts from what the database holds: the
+Every caller that needs a match's workflow running — the fixture sync, the command road, the
+tests — goes through `MatchRuns`, so a run always starts from what the database holds: the
 fixture's kickoff, who scores it (provider or desk), the stored scoreboard and the newest
 generation of its followers' Live Activities. A run started for a match that already kicked off
 therefore knows its followers' Live Activities were started (which generation, since when) and
@@ -30,10 +30,10 @@ from domain.failures import UnknownFixture
 from domain.progress import FixtureSource, MatchProgress
 from domain.rules import Mode
 from domain.snapshot import MatchState
-from domain.states import BEGUN_STATES, OVER_STATES, STARTED_STATES
-from scoreline.db.tables import fixture, live_activity, scoreboard
+from domain.states import OVER_STATES, STARTED_STATES
+from scoreline.db.tables import fixture, la_push, scoreboard
 from scoreline.settings import Settings
-from workflows.match_types import FOLLOWERS_CHANGED, MATCH_WORKFLOW, MatchInput, MatchOptions, MatchOutcome
+from workflows.match_types import MATCH_WORKFLOW, MatchInput, MatchOptions, MatchOutcome
 
 REUSE_POLICY = WorkflowIDReusePolicy.ALLOW_DUPLICATE
 
@@ -70,16 +70,11 @@ class MatchFacts:
     generation: int = 1
     """The newest generation of the followers' Live Activities (1 before any)."""
     generation_since: datetime | None = None
-    """When its first activity was created: the renewal is counted from there."""
+    """When its first push was published: the renewal is counted from there."""
 
     @property
     def over(self) -> bool:
         return self.progress.state in OVER_STATES
-
-    @property
-    def kicked_off(self) -> bool:
-        """Play began: it goes on, stands halted (rain) or is over."""
-        return self.progress.state in BEGUN_STATES
 
     def start_input(self, options: MatchOptions) -> MatchInput:
         started = self.progress.state in STARTED_STATES
@@ -91,8 +86,6 @@ class MatchFacts:
             source=self.source,
             mode=self.mode,
             live_activities_started=started,
-            # A live match's new run first starts any follower an earlier run may have missed.
-            followers_waiting=started and not self.over,
             live_activity_generation=self.generation,
             live_activity_since=self.generation_since,
         )
@@ -104,10 +97,10 @@ async def load_facts(engine: AsyncEngine, fixture_id: int) -> MatchFacts | None:
     async with engine.connect() as conn:
         newest = (
             await conn.execute(
-                select(live_activity.c.generation, func.min(live_activity.c.created_at).label("since"))
-                .where(live_activity.c.fixture_id == fixture_id)
-                .group_by(live_activity.c.generation)
-                .order_by(live_activity.c.generation.desc())
+                select(la_push.c.generation, func.min(la_push.c.created_at).label("since"))
+                .where(la_push.c.fixture_id == fixture_id)
+                .group_by(la_push.c.generation)
+                .order_by(la_push.c.generation.desc())
                 .limit(1)
             )
         ).first()
@@ -181,15 +174,6 @@ class MatchRuns:
         except WorkflowAlreadyStartedError:
             return False
         return True
-
-    async def tell_followers_changed(self, fixture_id: int) -> None:
-        """Signal a match that kicked off that it has followers waiting, starting its run if none
-        is running. Before kick-off nothing is sent (the kick-off's walk starts every follower),
-        nor for a match that is over (no Live Activity to start); a match halted by rain is told."""
-        facts = await self.facts(fixture_id)
-        if facts.over or not facts.kicked_off:
-            return
-        await self.client.start_workflow(**self._start(facts), start_signal=FOLLOWERS_CHANGED)
 
     def start_operation(self, facts: MatchFacts) -> WithStartWorkflowOperation[Any, MatchOutcome]:
         """The start half of an update-with-start (the command road): the running run if any."""

@@ -21,7 +21,7 @@ TABLES = {
     "timeline_item",
     "scoreboard",
     "command",
-    "effect_log",
+    "la_push",
     "domain_event",
     "device",
     "follow",
@@ -32,7 +32,6 @@ TABLES = {
     "operator",
     "feed_cursor",
     "push_attempt",
-    "followers_waiting",
     "webhook_endpoint",
     "webhook_message",
     "webhook_attempt",
@@ -105,14 +104,16 @@ async def test_timeline_seq_is_unique_per_fixture(db: asyncpg.Connection) -> Non
         await db.execute(insert)
 
 
-async def test_effect_log_gates_a_side_effect_once(db: asyncpg.Connection) -> None:
-    """Insert-first gate: only the first claim of (fixture, event, effect, target) wins."""
-    claim = """
-        INSERT INTO effect_log (fixture_id, event_key, effect, target) VALUES (81000001, 'events:500001', 'la.alert', '42')
-        ON CONFLICT DO NOTHING RETURNING id
+async def test_a_push_is_published_once(db: asyncpg.Connection) -> None:
+    """A match's push (fixture, event key, event) has one row: a replayed publish finds it."""
+    publish = """
+        INSERT INTO la_push (fixture_id, stamp, event_key, event, generation, priority, routine,
+            content_state, attributes, stale_date, dismissal_date)
+        VALUES (81000001, $1, 'v42', 'update', 1, 10, false, '{}', '{}', 0, 0)
+        ON CONFLICT (fixture_id, event_key, event) DO NOTHING RETURNING stamp
     """
-    assert await db.fetchval(claim) is not None
-    assert await db.fetchval(claim) is None
+    assert await db.fetchval(publish, 100) == 100
+    assert await db.fetchval(publish, 101) is None
 
 
 async def test_outbox_rows_carry_their_transaction_id(db: asyncpg.Connection) -> None:

@@ -20,7 +20,7 @@ from temporalio.worker import Replayer
 from scoreline.temporal.tracing import TraceInterceptor
 
 HISTORIES = Path(__file__).parents[1] / "match" / "histories"
-RELEASE = "2026-12d"
+RELEASE = "2026-12e"
 """The workflow code's release: bump it when a versioned (`workflow.patched`) change lands."""
 
 
