@@ -181,11 +181,13 @@ _START = (
       AND NOT la.want_end AND {_FORWARD}""",
 )
 _UPDATE = (
+    # Followers only: an unfollowed activity hears nothing more until the end, which clears it.
     f"""UPDATE live_activity la SET want_stamp = :stamp,
         alert_stamp = CASE WHEN :alert THEN :stamp ELSE la.alert_stamp END,
         next_try_at = {_DUE}, updated_at = now()
     WHERE la.fixture_id = :fixture_id AND la.generation = :generation AND la.status <> 'ended'
-      AND NOT la.want_end AND {_FORWARD}""",
+      AND NOT la.want_end AND {_FORWARD}
+      AND EXISTS (SELECT 1 FROM follow f WHERE f.device_id = la.device_id AND f.fixture_id = la.fixture_id)""",
 )
 _END = (
     # A start that never went out (and none is on its way): the phone never showed it.

@@ -204,7 +204,9 @@ async def follow(engine: AsyncEngine, device_id: uuid.UUID, fixture_id: int) -> 
 
 
 async def unfollow(engine: AsyncEngine, device_id: uuid.UUID, fixture_id: int) -> None:
-    """Stop following: nothing more is pushed to the device's activities of the fixture."""
+    """Stop following: the device's activities of the fixture get no more updates (a state owed
+    now is dropped), only the match's end, which takes them off the screen. Following again
+    resumes them with the next change."""
     async with engine.begin() as conn:
         await conn.execute(
             text("DELETE FROM follow WHERE device_id = :device_id AND fixture_id = :fixture_id"),
@@ -212,9 +214,8 @@ async def unfollow(engine: AsyncEngine, device_id: uuid.UUID, fixture_id: int) -
         )
         await conn.execute(
             text(
-                """UPDATE live_activity SET status = 'ended', ended_at = COALESCE(ended_at, now()),
-                    next_try_at = NULL, updated_at = now()
-                WHERE device_id = :device_id AND fixture_id = :fixture_id AND status <> 'ended'"""
+                """UPDATE live_activity SET next_try_at = NULL, updated_at = now()
+                WHERE device_id = :device_id AND fixture_id = :fixture_id AND NOT want_end"""
             ),
             {"device_id": device_id, "fixture_id": fixture_id},
         )
