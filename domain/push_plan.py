@@ -11,8 +11,8 @@ silently; priority 5 costs nothing but may be delayed. So (design §5):
   per `LA_MIN_UPDATE_INTERVAL` per activity, always carrying the latest state;
 - a device never gets a state older than the one it shows (lower version or earlier timestamp).
 
-The match workflow builds each push here (pure, so it lives with the workflows); the fan-out's
-per-activity pacing (`activities.push.pacing.decide`) enforces the interval and the ordering.
+The match workflow builds each push here (pure, so it lives with the workflows); each activity's
+mailbox (docs/live-activities.md) enforces the interval and the ordering.
 
 Apple ends a Live Activity 8 hours after it started (apns.md §1.3 limits), and an ended one can
 stay on the lock screen 4 hours more. An ODI or a Test day outlives that, and a Test stops

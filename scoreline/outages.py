@@ -1,8 +1,7 @@
 """Telling a store out of reach (restarting, a network cut) from a request or query gone wrong.
 
 The API answers the first, and a connection pool with no connection free, 503 with `Retry-After`
-instead of 500; the push fan-out's statements wait an outage out
-(`activities.push.store.OUTAGE_PATIENCE_S`) rather than fail the attempt.
+instead of 500.
 """
 
 from __future__ import annotations
@@ -35,18 +34,6 @@ def is_pool_exhausted(error: BaseException) -> bool:
     return isinstance(error, PoolTimeoutError)
 
 
-def is_lock_timeout(error: BaseException) -> bool:
-    """A statement gave up waiting for a row lock (`lock_timeout`): nothing of its transaction
-    was written."""
-    return _caused_by(error, asyncpg.exceptions.LockNotAvailableError)
-
-
-def is_deadlock(error: BaseException) -> bool:
-    """Postgres broke a lock cycle by aborting this transaction: nothing of it was written, and
-    the same transaction tried again normally goes through (the other one has finished)."""
-    return _caused_by(error, asyncpg.exceptions.DeadlockDetectedError)
-
-
 def driver_cause(error: BaseException, kinds: type[E] | tuple[type[E], ...]) -> E | None:
     """The driver error of one of `kinds` behind an error raised through SQLAlchemy, if any:
     asyncpg's errors arrive wrapped in the dialect's own (as its cause)."""
@@ -58,11 +45,6 @@ def driver_cause(error: BaseException, kinds: type[E] | tuple[type[E], ...]) -> 
             return cause
         cause = cause.__cause__
     return None
-
-
-def _caused_by(error: BaseException, kind: type[BaseException]) -> bool:
-    """Whether a driver error raised through SQLAlchemy came from Postgres's error `kind`."""
-    return driver_cause(error, kind) is not None
 
 
 def _lost_connection(error: DBAPIError) -> bool:

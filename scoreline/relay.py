@@ -1,8 +1,7 @@
 """Values one process learns, shared with the processes beside it through Redis pub/sub.
 
 A relay is always a second road, never the truth: the API processes each read every change from
-Postgres themselves (`api.live.relay`), and a worker that misses another's news of a dead APNs
-token reads it from Postgres once that worker writes it (`activities.push.death_relay`). So Redis
+Postgres themselves (`api.live.relay`). So Redis
 is never in the way: publishing is fire-and-forget from a bounded queue (a stalled Redis costs
 dropped messages, not latency), and a lost subscription is retried with back-off while the
 process goes on without it.

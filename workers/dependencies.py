@@ -1,10 +1,9 @@
 """What the worker's activities are built from: one small Postgres pool per role, Redis, the
-provider and APNs clients, the memory of dead tokens shared with the other workers; opened at
-start, closed on exit.
+provider and APNs clients, and the worker's Live Activity drainer; opened at start, closed on exit.
 
 Roles get their own pools so that one cannot starve another: hundreds of live watches ingesting at
-once must never leave a desk's commit waiting for a connection, nor a 10,000-device fan-out hold
-up either. Sizes are settings (`DB_POOL_*`); each pool may grow to twice its size under a burst.
+once must never leave a desk's commit waiting for a connection, nor hold up a publish or the
+drainer. Sizes are settings (`DB_POOL_*`); each pool may grow to twice its size under a burst.
 """
 
 from __future__ import annotations
@@ -19,10 +18,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from activities.provider.client import SportMonksClient
 from activities.provider.cricket.client import CricketClient
 from activities.push.apns import ApnsClient
-from activities.push.dead_tokens import DeadTokens
-from activities.push.death_relay import death_relay
+from activities.push.drain import DrainConfig, Drainer
 from activities.watched import WatchedMatches
 from scoreline.db.engine import create_engine
+from scoreline.db.urls import asyncpg_dsn
 from scoreline.readmodel.refresher import ReadCopyRefresher
 from scoreline.redis_client import shared_redis
 from scoreline.settings import Settings
@@ -35,10 +34,7 @@ class Pools:
     commands: AsyncEngine
     """Desk command commits and their read-copy refreshes."""
     pushes: AsyncEngine
-    """Live Activity fan-outs."""
-    push_urgent: AsyncEngine
-    """The fan-outs' writes that a SIGKILL turns into a loss while they wait (`PushStore`'s
-    `urgent`): never queued behind the fan-outs' loads, claims and settlements."""
+    """Live Activity publishes and the drainer's takes and settles."""
     background: AsyncEngine
     """Retention, the readiness probe and looking up match facts to start runs."""
 
@@ -52,11 +48,9 @@ class WorkerDependencies:
     read_copies: ReadCopyRefresher
     """Refreshes the fans' read copies after desk commits, coalesced, off the commit's path."""
     apns: ApnsClient | None
-    """None without `APNS_KEY_PATH`: pushes to a fixture nobody follows still succeed."""
+    """None without `APNS_KEY_PATH`: publishing still works; nothing is sent from this worker."""
     watched: WatchedMatches
     """The in-play matches watched here, reported as the poll-age gauge."""
-    dead_tokens: DeadTokens
-    """Tokens APNs has just answered dead, here or (heard through Redis) on another worker."""
 
 
 @asynccontextmanager
@@ -64,10 +58,10 @@ async def worker_dependencies(settings: Settings) -> AsyncIterator[WorkerDepende
     async with AsyncExitStack() as stack:
         url = settings.require_database_url()
 
-        def pool(size: int, *, pre_ping: bool = False) -> AsyncEngine:
-            # No pre-ping: every database call here runs in a retried activity, and the first
-            # failure after a restart invalidates the pool, so the retry gets a fresh connection.
-            engine = create_engine(url, pool_size=size, pre_ping=pre_ping)
+        def pool(size: int) -> AsyncEngine:
+            # No pre-ping: every database call here runs in a retried activity (or the drainer's
+            # retrying loop), and the first failure after a restart invalidates the pool.
+            engine = create_engine(url, pool_size=size, pre_ping=False)
             stack.push_async_callback(engine.dispose)
             return engine
 
@@ -75,10 +69,6 @@ async def worker_dependencies(settings: Settings) -> AsyncIterator[WorkerDepende
             ingest=pool(settings.db_pool_ingest),
             commands=pool(settings.db_pool_commands),
             pushes=pool(settings.db_pool_pushes),
-            # Pinged: it idles between bursts, so after a Postgres restart its connections are
-            # stale, and an early death write is tried once (its batch's write has it anyway,
-            # but later: the window a SIGKILL turns into a loss).
-            push_urgent=pool(settings.db_pool_push_urgent, pre_ping=True),
             background=pool(settings.db_pool_background),
         )
         redis = shared_redis(settings.require_redis_url())
@@ -91,15 +81,15 @@ async def worker_dependencies(settings: Settings) -> AsyncIterator[WorkerDepende
         apns = ApnsClient.from_settings(settings) if settings.apns_key_path else None
         if apns is not None:
             stack.push_async_callback(apns.aclose)
+            # Stopped before the client and the pools close: its last requests are answered and settled.
+            drainer = Drainer(pools.pushes, apns, DrainConfig.from_settings(settings), dsn=asyncpg_dsn(url))
+            drainer.start()
+            stack.push_async_callback(drainer.stop)
         read_copies = ReadCopyRefresher(pools.commands, redis)
         stack.push_async_callback(read_copies.aclose)
         watched = WatchedMatches()
         watched.start()
         stack.push_async_callback(watched.aclose)
-        dead_tokens = DeadTokens()
-        relay = death_relay(settings.require_redis_url(), url, dead_tokens)
-        relay.start()
-        stack.push_async_callback(relay.stop)
         yield WorkerDependencies(
             pools=pools,
             redis=redis,
@@ -108,5 +98,4 @@ async def worker_dependencies(settings: Settings) -> AsyncIterator[WorkerDepende
             read_copies=read_copies,
             apns=apns,
             watched=watched,
-            dead_tokens=dead_tokens,
         )

@@ -25,7 +25,7 @@ from activities.fixture_sync import FixtureSyncActivities
 from activities.ingest.store import IngestStore
 from activities.probe import ProbeActivities
 from activities.provider.config import live_poll_interval
-from activities.push.fanout import FanoutConfig, PushActivities
+from activities.push.publish import PublishActivities
 from activities.retention import RetentionActivities
 from activities.watch import PollingConfig, WatchActivities
 from scoreline.logging import get_logger
@@ -57,12 +57,9 @@ MAIN_QUEUE_HEARTBEATS: dict[str, timedelta] = {
     "default_heartbeat_throttle_interval": timedelta(seconds=2),
 }
 """How often, at most, a main-queue activity's heartbeat reaches Temporal. Left to the SDK, it is
-once per 0.8 heartbeat timeout: a push fan-out (30 s timeout) beating every 2 s was heard every
-24 s, so a worker stopped for 20 s could lose an attempt it would have resumed (the soak of
-2026-12-05, seed 18: SIGSTOPped 18 s after its last heartbeat had gone out, the walk starting a
-match's new followers timed out, its retries met a Postgres restart, a cut and an APNs burst, and
-it ended 2 min later, after the final whistle). Every 2 s, a pause shorter than the timeout is
-survived, and a retry resumes from a cursor at most 2 s old."""
+once per 0.8 heartbeat timeout, so a worker stopped for most of a timeout could lose an attempt it
+would have resumed; every 2 s, a pause shorter than the timeout is survived, and a retry resumes
+from a cursor at most 2 s old."""
 
 VALIDATION_ATTEMPTS = 3
 
@@ -113,13 +110,7 @@ def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) 
     fixtures = FixtureSyncActivities(deps.provider, store, runs, cricket=deps.cricket)
     probe = ProbeActivities(pools.background, deps.redis)
     commands = CommandActivities(pools.commands, deps.read_copies)
-    pushes = PushActivities(
-        pools.pushes,
-        deps.apns,
-        FanoutConfig.from_settings(settings),
-        deps.dead_tokens,
-        urgent=pools.push_urgent,
-    )
+    pushes = PublishActivities(pools.pushes, settings.la_min_update_interval.total_seconds())
     retention = RetentionActivities(pools.background)
     main = new_worker(
         client,
@@ -132,7 +123,7 @@ def build_workers(client: Client, deps: WorkerDependencies, settings: Settings) 
             fixtures.start_match_workflows,
             commands.load_desk_context,
             commands.commit_command,
-            pushes.push_live_activities,
+            pushes.publish_live_activity_push,
             retention.purge_old_rows,
         ],
         **MAIN_QUEUE_HEARTBEATS,

@@ -1,7 +1,8 @@
 """Live Activity payloads (`start`, `update`, `end`), the content-state schema, and 413 trimming.
 
-Pure: a `PushInput` plus the fixture's names in, JSON bytes out. One fan-out builds its payload
-once and sends the same bytes to every device; only the device token differs.
+Pure. The publisher fills a published push (`la_push`) from a `PushInput` and the fixture's names
+(`content_state`, `alert`, `attributes`); the drainer composes each request from those columns
+(`compose`), so every activity gets the newest state with the one alert it still owes.
 
 The content-state is what the app's `ActivityAttributes.ContentState` decodes with a default
 `JSONDecoder`, so keys are the Swift property names (camelCase) and an optional field is left out
@@ -89,30 +90,53 @@ class FixtureNames:
     competition: str | None = None
 
 
-def build(push: PushInput, names: FixtureNames, fixture_id: int) -> Payload:
-    """The full (untrimmed) payload for `push`."""
-    aps: Payload = {
-        "timestamp": push.timestamp,
-        "event": push.kind,
-        "content-state": content_state(push.state, push.moment, names),
-    }
-    if push.kind == "start":
-        attributes: Payload = {"fixtureId": fixture_id, "homeTeam": names.home, "awayTeam": names.away}
-        if names.competition:
-            attributes["competition"] = names.competition
-        if push.generation > 1:
-            attributes["generation"] = push.generation
+def attributes(push: PushInput, names: FixtureNames) -> Payload:
+    """The start's static attributes (`MatchActivityAttributes`), for `la_push.attributes`."""
+    document: Payload = {"fixtureId": push.fixture_id, "homeTeam": names.home, "awayTeam": names.away}
+    if names.competition:
+        document["competition"] = names.competition
+    if push.generation > 1:
+        document["generation"] = push.generation
+    return document
+
+
+def compose(
+    event: str,
+    stamp: int,
+    state: Payload,
+    *,
+    stale_date: int,
+    dismissal_date: int,
+    alert: Payload | None = None,
+    attributes: Payload | None = None,
+) -> Payload:
+    """One request's (untrimmed) payload: the wanted push's state at its `stamp`, with `alert`.
+
+    A start carries `attributes` and its own alert, made from them (Apple requires one there).
+    """
+    aps: Payload = {"timestamp": stamp, "event": event, "content-state": state}
+    if event == "start":
         aps["attributes-type"] = ATTRIBUTES_TYPE
-        aps["attributes"] = attributes
+        aps["attributes"] = attributes or {}
         # iOS 18+: ask ActivityKit to mint the new activity's update token, which the app reports.
         aps["input-push-token"] = 1
-    if push.kind == "end":
-        aps["dismissal-date"] = push.timestamp + push.dismiss_after_seconds
+        alert = start_alert(attributes or {}, cricket="cricket" in state)
+    if event == "end":
+        aps["dismissal-date"] = dismissal_date
     else:
-        aps["stale-date"] = push.timestamp + push.stale_after_seconds
-    if push.kind == "start" or push.alert:
-        aps["alert"] = alert(push, names)
+        aps["stale-date"] = stale_date
+    if alert is not None:
+        aps["alert"] = alert
     return {"aps": aps}
+
+
+def start_alert(attributes: Payload, *, cricket: bool) -> dict[str, str]:
+    """A start's alert, from its attributes: "Riverside FC v Harbour United", "Kick-off · League"."""
+    title = f"{attributes.get('homeTeam', '')} v {attributes.get('awayTeam', '')}"
+    opening = "Play under way" if cricket else "Kick-off"
+    competition = attributes.get("competition")
+    body = f"{opening} · {competition}" if competition else opening
+    return {"title": title, "body": body, "sound": "default"}
 
 
 def content_state(state: LiveState, moment: KeyMoment | None, names: FixtureNames) -> Payload:
@@ -179,10 +203,8 @@ def alert(push: PushInput, names: FixtureNames) -> dict[str, str]:
     score = score_line(push.state, names)
     cricket = push.state.cricket is not None
     if push.kind == "start":
-        title = f"{names.home} v {names.away}"
-        opening = "Play under way" if cricket else "Kick-off"
-        body = f"{opening} · {names.competition}" if names.competition else opening
-    elif push.kind == "end":
+        return start_alert(attributes(push, names), cricket=cricket)
+    if push.kind == "end":
         title, body = ("Result" if cricket else "Full time"), score
     elif push.moment is not None:
         team = names.home if push.moment.side == "home" else names.away if push.moment.side else ""

@@ -40,7 +40,6 @@ DURATION_BUCKETS: dict[str, list[float]] = {
     "scoreline_watch_poll_lateness": [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     "scoreline_provider_request_duration": [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     "scoreline_ingest_commit_duration": [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
-    "scoreline_push_fanout_duration": [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     "scoreline_feed_build_duration": [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
 }
 """Bucket bounds in seconds, by base name (the exporter's `histogram_bucket_overrides`)."""
@@ -119,10 +118,9 @@ class ScorelineMetrics:
         )
         # Live Activities (activities.push).
         self.pushes: MetricCounter = m.create_counter(
-            "scoreline_pushes", "APNs answers, by push kind, HTTP status (or 'connection') and reason.", ""
-        )
-        self.push_fanout_duration: MetricHistogramTimedelta = m.create_histogram_timedelta(
-            "scoreline_push_fanout_duration", "Time to send one change to every device following it.", ""
+            "scoreline_pushes",
+            "APNs answers, by push kind (start, alert, update, end), HTTP status (or 'connection') and reason.",
+            "",
         )
         # The partner feed builder (scoreline.feeds).
         self.feed_builds: MetricCounter = m.create_counter(

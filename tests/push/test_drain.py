@@ -1,0 +1,255 @@
+"""The drainer against real Postgres and the real APNs simulator: retries, dead tokens, outages, leases."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import asyncpg
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from activities.push.apns import ApnsClient
+from activities.push.drain import DrainConfig, Drainer
+from scoreline.db.urls import asyncpg_dsn
+from scoreline.settings import Settings
+from tests.push import seed
+from tests.push.simulator import PushSim
+from tests.support.waiting import eventually
+
+FAST = {"poll_s": 0.1, "backoff_first_s": 0.05, "backoff_cap_s": 0.4, "start_grace_s": 1.0}
+"""The real rules, test-sized delays."""
+
+
+def config(settings: Settings, **changes: Any) -> DrainConfig:
+    base = DrainConfig.from_settings(settings)
+    return DrainConfig(**{**base.__dict__, **FAST, **changes})
+
+
+@asynccontextmanager
+async def running(drainer: Drainer) -> AsyncIterator[Drainer]:
+    drainer.start()
+    try:
+        yield drainer
+    finally:
+        await drainer.stop()
+
+
+async def publish(
+    db: asyncpg.Connection,
+    stamp: int,
+    *,
+    event: str = "update",
+    home: int = 1,
+    alert: bool = True,
+    priority: int = 10,
+    fixture_id: int = seed.FIXTURE_ID,
+) -> None:
+    """What the publisher writes for one push: its `la_push` row, every running mailbox moved to it."""
+    state = {"homeName": seed.HOME, "awayName": seed.AWAY, "homeScore": home, "awayScore": 0}
+    state |= {"state": "finished" if event == "end" else "live_second_half", "version": stamp}
+    title = "Full time" if event == "end" else f"GOAL! {seed.HOME}"
+    await db.execute(
+        """INSERT INTO la_push (fixture_id, stamp, event_key, event, generation, priority, routine,
+            content_state, alert, attributes, stale_date, dismissal_date, trace_id)
+        VALUES ($1, $2::bigint, $3, $4, 1, $5, false, $6::jsonb, $7::jsonb, '{}'::jsonb, $2::bigint + 900, $2::bigint + 900, $8)""",
+        fixture_id,
+        stamp,
+        f"v{stamp}",
+        event,
+        priority,
+        json.dumps(state),
+        json.dumps({"title": title, "body": "1-0", "sound": "default"}) if alert else None,
+        f"trace-{stamp}",
+    )
+    await db.execute(
+        """UPDATE live_activity SET want_stamp = $2::bigint, want_end = $3,
+            alert_stamp = CASE WHEN $4 THEN $2::bigint ELSE alert_stamp END, next_try_at = now()
+        WHERE fixture_id = $1 AND NOT want_end""",
+        fixture_id,
+        stamp,
+        event == "end",
+        alert,
+    )
+    await db.execute("NOTIFY live_activity_due")
+
+
+async def accepted(sim: PushSim, tokens: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+    """Each token's accepted pushes' `aps`, oldest first."""
+    wanted = set(tokens)
+    found: dict[str, list[dict[str, Any]]] = {token: [] for token in wanted}
+    for push in await sim.pushes():
+        if push["token"] in wanted and push["status"] == 200:
+            found[push["token"]].append(push["payload"]["aps"])
+    return found
+
+
+@pytest.fixture
+def drainer(
+    engine: AsyncEngine, apns_client: ApnsClient, push_settings: Settings, database_url: str
+) -> Drainer:
+    return Drainer(engine, apns_client, config(push_settings), dsn=asyncpg_dsn(database_url))
+
+
+async def test_a_hot_token_delays_no_one_and_backs_off(
+    db: asyncpg.Connection, sim: PushSim, drainer: Drainer
+) -> None:
+    """A token answered 429 forever never holds up the others, and is retried with a growing backoff."""
+    await seed.fixture(db)
+    activities = await seed.running_activities(db, 200)
+    hot, others = activities[0].push_token, [a.push_token for a in activities[1:]]
+    await sim.fault(status=429, token=hot, duration_s=60)
+    stamp = int(time.time())
+    await publish(db, stamp)
+    started = time.monotonic()
+    async with running(drainer):
+
+        async def all_others() -> bool:
+            got = await accepted(sim, others)
+            return all(got.values())
+
+        await eventually(all_others, within=10)
+        took = time.monotonic() - started
+        await asyncio.sleep(2.0)
+    assert took < 3.0
+    tried = [p for p in await sim.pushes(token=hot)]
+    assert all(p["status"] == 429 for p in tried)
+    assert 4 <= len(tried) < 40, "retried, but with a backoff (not hundreds of times in two seconds)"
+    row = await db.fetchrow(
+        "SELECT tries, next_try_at, alert_stamp FROM live_activity WHERE push_token = $1", hot
+    )
+    assert row["tries"] >= 4 and row["next_try_at"] is not None and row["alert_stamp"] == stamp
+
+
+async def test_a_dead_update_token_is_switched_off_and_a_new_one_gets_the_state_and_the_alert(
+    db: asyncpg.Connection, sim: PushSim, drainer: Drainer
+) -> None:
+    """A 410 switches off that update token only (the activity runs on), and a reported new token gets
+    the current state with the alert still owed."""
+    await seed.fixture(db)
+    (activity,) = await seed.running_activities(db, 1)
+    await sim.unregister(activity.push_token)
+    stamp = int(time.time())
+    await publish(db, stamp)
+    async with running(drainer):
+
+        async def parked() -> bool:
+            row = await db.fetchrow(
+                "SELECT push_token_active, next_try_at FROM live_activity WHERE id = $1",
+                activity.live_activity_id,
+            )
+            return row["push_token_active"] is False and row["next_try_at"] is None
+
+        await eventually(parked, within=10)
+        row = await db.fetchrow(
+            "SELECT status, ended_at, alert_stamp FROM live_activity WHERE id = $1", activity.live_activity_id
+        )
+        assert row["status"] == "active" and row["ended_at"] is None and row["alert_stamp"] == stamp
+        fresh = seed.apns_token()
+        await db.execute(
+            """UPDATE live_activity SET push_token = $2, push_token_active = true, sent_stamp = NULL,
+                next_try_at = now() WHERE id = $1""",
+            activity.live_activity_id,
+            fresh,
+        )
+        await db.execute("NOTIFY live_activity_due")
+
+        async def delivered() -> list[dict[str, Any]]:
+            return (await accepted(sim, [fresh]))[fresh]
+
+        (aps,) = await eventually(delivered, within=10)
+    assert aps["timestamp"] == stamp and aps["content-state"]["homeScore"] == 1
+    assert aps["alert"]["title"].startswith("GOAL!")
+    row = await db.fetchrow(
+        "SELECT sent_stamp, alert_stamp FROM live_activity WHERE id = $1", activity.live_activity_id
+    )
+    assert row["sent_stamp"] == stamp and row["alert_stamp"] is None
+
+
+async def test_an_apns_outage_longer_than_the_backoff_cap_ends_with_everything_delivered(
+    db: asyncpg.Connection, sim: PushSim, drainer: Drainer
+) -> None:
+    """Every row is delivered once APNs is back from an outage longer than the backoff cap, the end included."""
+    await seed.fixture(db)
+    activities = await seed.running_activities(db, 50)
+    tokens = [a.push_token for a in activities]
+    await sim.fault(status=503, duration_s=1.5)
+    await sim.fault(action="disconnect", count=20)
+    stamp = int(time.time())
+    async with running(drainer):
+        await publish(db, stamp)
+        await asyncio.sleep(0.5)
+        await publish(db, stamp + 1, event="end", home=2)
+
+        async def all_ended() -> bool:
+            ended = await db.fetchval("SELECT count(*) FROM live_activity WHERE status = 'ended'")
+            return bool(ended == len(tokens))
+
+        await eventually(all_ended, within=15)
+    got = await accepted(sim, tokens)
+    assert all(
+        pushes[-1]["event"] == "end" and pushes[-1]["content-state"]["homeScore"] == 2
+        for pushes in got.values()
+    )
+    assert any(p["status"] == 503 for p in await sim.pushes()), "the outage was seen"
+
+
+async def test_a_row_taken_by_a_drainer_that_died_is_sent_again_without_its_alert(
+    db: asyncpg.Connection,
+    sim: PushSim,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    push_settings: Settings,
+) -> None:
+    """A lease that lapses after its take marked the alert goes to the next drainer, which sends the
+    state without the alert (at most once)."""
+    await seed.fixture(db)
+    activities = await seed.running_activities(db, 10)
+    stamp = int(time.time())
+    await publish(db, stamp)
+    dead = Drainer(engine, apns_client, config(push_settings, lease_s=1.0))
+    taken = await dead.take()
+    assert len(taken.rows) == 10 and all(row.alert_stamp == stamp for row in taken.rows)
+    async with running(Drainer(engine, apns_client, config(push_settings))):
+
+        async def sent() -> bool:
+            count = await db.fetchval("SELECT count(*) FROM live_activity WHERE sent_stamp = $1", stamp)
+            return bool(count == 10)
+
+        await eventually(sent, within=10)
+    got = await accepted(sim, [a.push_token for a in activities])
+    assert all(len(pushes) == 1 and "alert" not in pushes[0] for pushes in got.values())
+    assert all(p["timestamp"] == stamp for pushes in got.values() for p in pushes)
+    assert await db.fetchval("SELECT count(*) FROM live_activity WHERE alert_stamp IS NOT NULL") == 0
+
+
+async def test_a_late_settle_after_the_lease_lapsed_changes_nothing(
+    db: asyncpg.Connection,
+    sim: PushSim,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    push_settings: Settings,
+) -> None:
+    """A drainer paused past its lease sends nothing once resumed, and its settle writes nothing over
+    its successor's."""
+    await seed.fixture(db)
+    activities = await seed.running_activities(db, 5)
+    stamp = int(time.time())
+    await publish(db, stamp)
+    # Requests may start for 0.5 s after the take; the lease lapses 2.6 s after it.
+    paused = Drainer(engine, apns_client, config(push_settings, lease_s=2.6, request_timeout=0.1))
+    taken = await paused.take()
+    await asyncio.sleep(2.7)
+    successor = Drainer(engine, apns_client, config(push_settings))
+    await successor.settle(await successor.send(await successor.take()))
+    before = await db.fetch("SELECT * FROM live_activity ORDER BY id")
+    late = await paused.send(taken)
+    assert {s.outcome.result.value for s in late} == {"withheld"}
+    assert await paused.settle(late) == 0
+    assert await db.fetch("SELECT * FROM live_activity ORDER BY id") == before
+    got = await accepted(sim, [a.push_token for a in activities])
+    assert all(len(pushes) == 1 for pushes in got.values())
