@@ -4,7 +4,8 @@ Every batch is one transaction that locks at most `limit` rows (`… LIMIT n FOR
 LOCKED`, so rows another transaction holds are left for the next run rather than waited for) and
 deletes them by id or ctid; the activity sleeps between batches. No statement ever scans or
 locks a whole table, so ingest, commands and pushes keep their pace while a backlog drains
-(`bench/retention.py`). Each rule reads an index `migrations/versions/0005_retention.py` made.
+(`bench/retention.py`). Each rule reads an index: `migrations/versions/0005_retention.py`'s, or
+`la_push`'s primary key.
 
 What is kept, and why:
 
@@ -13,10 +14,12 @@ What is kept, and why:
   stopped feed builder therefore never loses a row it has not read.
 - `push_attempt`, `command`: younger than the age. A command row is what answers a resent key, so
   its age is the retry window; the log entry it made stays (it carries the key, no foreign key).
-- `effect_log`: every row of a match that is not over, or that changed (fixture, scoreboard or a
-  push) within the age. Once a match's rows are gone its fixture gets `effects_purged_at`, in the
-  transaction of its last batch, and the push fan-out refuses that fixture from then on: without
-  its gate rows a retried push would send every alert again.
+- `la_push` (the pushes a match published): every row of a match that is not over, or that changed
+  (fixture, scoreboard or a push) within the age. Before a match's rows go its Live Activity
+  mailboxes are closed (ended, wanting and owing nothing, lease dropped), so no drainer or token
+  report ever reaches for a deleted push; its fixture gets `pushes_purged_at` in the transaction of
+  its last batch, and publishing refuses that fixture from then on: a replayed publish would alert
+  every phone again.
 - `published_document`: the latest version of every document, always (partners read it), and
   every version replaced less than the age ago.
 - `webhook_attempt` (the delivery log partners read): younger than the age. There is no index on
@@ -43,6 +46,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from temporalio import activity
 
 from domain.states import OVER_STATES
+from scoreline.devices.mailbox import PUSH_LOCK_CLASS
 from scoreline.logging import get_logger
 from workflows.retention_types import PurgeInput, PurgeResult, RetentionTable
 
@@ -95,26 +99,41 @@ _WEBHOOK_MESSAGE = text(
         SELECT ctid FROM webhook_message WHERE delivered_at < {_CUTOFF}
         LIMIT :limit FOR UPDATE SKIP LOCKED))"""
 )
+_QUIET = f"""f.updated_at < {_CUTOFF} AND f.state = ANY(CAST(:over AS text[]))
+    AND NOT EXISTS (SELECT 1 FROM scoreboard s WHERE s.fixture_id = f.id AND s.updated_at >= {_CUTOFF})
+    AND NOT EXISTS (SELECT 1 FROM la_push p WHERE p.fixture_id = f.id AND p.created_at >= {_CUTOFF})"""
+"""A match over, and unchanged (fixture, scoreboard, no push published) for the age."""
 _OVER_FIXTURES = text(
-    f"""SELECT f.id FROM fixture f
-    WHERE f.effects_purged_at IS NULL AND f.updated_at < {_CUTOFF}
-      AND f.state = ANY(CAST(:over AS text[]))
-      AND NOT EXISTS (
-        SELECT 1 FROM scoreboard s WHERE s.fixture_id = f.id AND s.updated_at >= {_CUTOFF})
-      AND NOT EXISTS (
-        SELECT 1 FROM effect_log e WHERE e.fixture_id = f.id AND e.created_at >= {_CUTOFF})
+    f"""SELECT f.id FROM fixture f WHERE f.pushes_purged_at IS NULL AND {_QUIET}
     ORDER BY f.id LIMIT :limit
     FOR NO KEY UPDATE OF f SKIP LOCKED"""
 )
-_EFFECTS = text(
-    """DELETE FROM effect_log WHERE id = ANY(ARRAY(
-        SELECT id FROM effect_log WHERE fixture_id = ANY(CAST(:ids AS bigint[]))
+_LOCK_PUSHES = text(
+    "SELECT pg_advisory_xact_lock(:class, hashint8(id)) FROM unnest(CAST(:ids AS bigint[])) AS t(id)"
+)
+_STILL_QUIET = text(f"SELECT f.id FROM fixture f WHERE f.id = ANY(CAST(:ids AS bigint[])) AND {_QUIET}")
+_OPEN = """(la.status <> 'ended' OR la.want_stamp IS NOT NULL OR la.alert_stamp IS NOT NULL
+    OR la.next_try_at IS NOT NULL)"""
+"""A mailbox that may still be sent to, or names a push."""
+_CLOSE_MAILBOXES = text(
+    f"""UPDATE live_activity SET status = 'ended', ended_at = COALESCE(ended_at, now()),
+        want_stamp = NULL, alert_stamp = NULL, next_try_at = NULL, lease_owner = NULL,
+        lease_until = NULL, updated_at = now()
+    WHERE id = ANY(ARRAY(
+        SELECT la.id FROM live_activity la WHERE la.fixture_id = ANY(CAST(:ids AS bigint[])) AND {_OPEN}
+        LIMIT :limit FOR UPDATE SKIP LOCKED))"""
+)
+_PUSHES = text(
+    f"""DELETE FROM la_push WHERE ctid = ANY(ARRAY(
+        SELECT p.ctid FROM la_push p WHERE p.fixture_id = ANY(CAST(:ids AS bigint[]))
+          AND NOT EXISTS (SELECT 1 FROM live_activity la WHERE la.fixture_id = p.fixture_id AND {_OPEN})
         LIMIT :limit FOR UPDATE SKIP LOCKED))"""
 )
 _MARK_PURGED = text(
-    """UPDATE fixture f SET effects_purged_at = now()
+    f"""UPDATE fixture f SET pushes_purged_at = now()
     WHERE f.id = ANY(CAST(:ids AS bigint[]))
-      AND NOT EXISTS (SELECT 1 FROM effect_log e WHERE e.fixture_id = f.id)"""
+      AND NOT EXISTS (SELECT 1 FROM la_push p WHERE p.fixture_id = f.id)
+      AND NOT EXISTS (SELECT 1 FROM live_activity la WHERE la.fixture_id = f.id AND {_OPEN})"""
 )
 _SIMPLE = {
     RetentionTable.PUSH_ATTEMPT: _PUSH_ATTEMPT,
@@ -176,8 +195,8 @@ class RetentionActivities:
         async with self._engine.begin() as conn:
             if table is RetentionTable.OUTBOX:
                 return await self._outbox(conn, params)
-            if table is RetentionTable.EFFECT_LOG:
-                return await _effect_log(conn, params)
+            if table is RetentionTable.LA_PUSH:
+                return await _la_push(conn, params)
             deleted = (await conn.execute(_SIMPLE[table], params)).rowcount
         return Batch(deleted, full=deleted >= limit)
 
@@ -190,17 +209,24 @@ class RetentionActivities:
         return Batch(deleted, full=deleted >= params["limit"])
 
 
-async def _effect_log(conn: AsyncConnection, params: dict[str, float | int]) -> Batch:
-    """The rows of matches over and quiet for the age; a match left with none is marked purged.
+async def _la_push(conn: AsyncConnection, params: dict[str, float | int]) -> Batch:
+    """Close up to `limit` open mailboxes of matches over and quiet for the age, then delete up to
+    `limit` pushes of those with none open; a match left with neither is marked purged.
 
-    The fixture rows are locked (`FOR NO KEY UPDATE`: gate inserts, which only take a key-share
-    lock, are not blocked) so two runs never work on one match.
+    The fixture rows are locked (`FOR NO KEY UPDATE`: `la_push` and mailbox inserts, which only
+    take a key-share lock, are not blocked) so two runs never work on one match, and so is each
+    match's push lock, as a publish, follow or token report takes it: the match is checked again
+    under it, so a push published meanwhile keeps it, and none is published while its rows go.
     """
-    over = sorted(state.value for state in OVER_STATES)
-    ids = list((await conn.execute(_OVER_FIXTURES, {**params, "over": over})).scalars())
-    if not ids:
-        return Batch(0, full=False)
-    deleted = (await conn.execute(_EFFECTS, {"ids": ids, "limit": params["limit"]})).rowcount
-    purged = (await conn.execute(_MARK_PURGED, {"ids": ids})).rowcount
     limit = params["limit"]
-    return Batch(deleted, full=deleted >= limit or len(ids) >= limit, fixtures_purged=purged)
+    over = sorted(state.value for state in OVER_STATES)
+    found = list((await conn.execute(_OVER_FIXTURES, {**params, "over": over})).scalars())
+    if not found:
+        return Batch(0, full=False)
+    await conn.execute(_LOCK_PUSHES, {"class": PUSH_LOCK_CLASS, "ids": found})
+    ids = list((await conn.execute(_STILL_QUIET, {**params, "over": over, "ids": found})).scalars())
+    closed = (await conn.execute(_CLOSE_MAILBOXES, {"ids": ids, "limit": limit})).rowcount
+    deleted = (await conn.execute(_PUSHES, {"ids": ids, "limit": limit})).rowcount
+    purged = (await conn.execute(_MARK_PURGED, {"ids": ids})).rowcount
+    full = deleted >= limit or closed >= limit or len(found) >= limit
+    return Batch(deleted, full=full, fixtures_purged=purged)

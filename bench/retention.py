@@ -1,9 +1,9 @@
 """Retention: rows deleted per second, and a live ingest's latency with the job idle and running.
 
 A bench database gets a backlog (200,000 outbox rows every consumer has read, 200,000 push
-attempts, 50,000 effect-log rows of 50 long-finished matches, all 40 days old). One in-process
-worker (Temporal dev server) runs the real `RetentionWorkflow` and `purge_old_rows` with their
-default pacing. Beside it, in the same process as a worker would, a live ingest: the real
+attempts, 50,000 published Live Activity pushes (`la_push`) of 50 long-finished matches, all 40
+days old). One in-process worker (Temporal dev server) runs the real `RetentionWorkflow` and
+`purge_old_rows` with their default pacing. Beside it, in the same process as a worker would, a live ingest: the real
 `IngestStore.ingest` of 20 live matches in turn, each snapshot one event longer than the last,
 at a fixed pace. Its latency is measured with the job idle, while it runs, and idle again after,
 in one run.
@@ -59,7 +59,7 @@ GOAL = (
 LIVE_MATCHES = 20
 FIRST_LIVE = 90_000_001
 BACKLOG_DAYS = 40
-EFFECT_FIXTURES = 50
+PUSH_FIXTURES = 50
 IDLE_SECONDS = 20.0
 AFTER_SECONDS = 10.0
 
@@ -109,7 +109,7 @@ async def seed(database_url: str, rows: int) -> dict[str, int]:
             """INSERT INTO fixture (id, name, state, updated_at)
             SELECT 80000000 + n, 'old match ' || n, 'finished', $1 FROM generate_series(1, $2) AS n""",
             old,
-            EFFECT_FIXTURES,
+            PUSH_FIXTURES,
         )
         await db.execute(
             """INSERT INTO domain_event (fixture_id, kind, payload, created_at)
@@ -117,7 +117,7 @@ async def seed(database_url: str, rows: int) -> dict[str, int]:
             FROM generate_series(1, $2) AS n""",
             old,
             rows,
-            EFFECT_FIXTURES,
+            PUSH_FIXTURES,
         )
         await db.execute(
             """INSERT INTO feed_cursor (consumer, last_xid, last_event_id)
@@ -136,21 +136,23 @@ async def seed(database_url: str, rows: int) -> dict[str, int]:
             device,
             old,
             rows,
-            EFFECT_FIXTURES,
+            PUSH_FIXTURES,
         )
-        effects = rows // 4
+        pushes = rows // 4
         await db.execute(
-            """INSERT INTO effect_log (fixture_id, event_key, effect, target, outcome, created_at)
-            SELECT 80000000 + 1 + n % $3, 'v1', 'la.alert', n::text, '{"state": "sent"}', $1
+            """INSERT INTO la_push (fixture_id, stamp, event_key, event, generation, priority, routine,
+                content_state, attributes, stale_date, dismissal_date, created_at)
+            SELECT 80000000 + 1 + n % $3, n, 'v' || n, 'update', 1, 5, true, '{"homeScore": 1}', '{}',
+                n + 900, n + 900, $1
             FROM generate_series(1, $2) AS n""",
             old,
-            effects,
-            EFFECT_FIXTURES,
+            pushes,
+            PUSH_FIXTURES,
         )
         await db.execute("ANALYZE")
     finally:
         await db.close()
-    return {"domain_event": rows, "push_attempt": rows, "effect_log": effects}
+    return {"domain_event": rows, "push_attempt": rows, "la_push": pushes}
 
 
 # --- the live ingest -------------------------------------------------------------------------
@@ -299,7 +301,7 @@ def totals(run: Run) -> str:
     return (
         f"{deleted:,} rows deleted in {running.seconds:.1f} s of workflow run "
         f"({deleted / running.seconds:,.0f} rows/s overall, Temporal round trips and the empty tables included); "
-        f"{run.result.fixtures_purged} matches marked `effects_purged_at`."
+        f"{run.result.fixtures_purged} matches marked `pushes_purged_at`."
     )
 
 
@@ -331,7 +333,7 @@ def append_results(run: Run) -> None:
             f"Goal (trust issue, item 10): *{GOAL}*.",
             "",
             f"Setup: a fresh bench database with a backlog of {backlog} rows, all {BACKLOG_DAYS} days old "
-            f"(the outbox rows behind the `feeds` cursor, the effect log on {EFFECT_FIXTURES} finished matches), "
+            f"(the outbox rows behind the `feeds` cursor, the pushes of {PUSH_FIXTURES} finished matches), "
             "then `ANALYZE`. One in-process worker on a Temporal dev server runs the real `RetentionWorkflow` "
             f"and `purge_old_rows` with the defaults (batch {defaults.batch}, pause "
             f"{defaults.pause_seconds * 1000:g} ms, budget {defaults.budget_seconds:g} s per call). In the same "

@@ -41,7 +41,6 @@ class Settings(BaseSettings):
     db_pool_ingest: int = Field(default=10, ge=1, le=200)
     db_pool_commands: int = Field(default=4, ge=1, le=100)
     db_pool_pushes: int = Field(default=4, ge=1, le=100)
-    db_pool_push_urgent: int = Field(default=2, ge=1, le=50)
     db_pool_background: int = Field(default=2, ge=1, le=50)
     db_pool_feeds: int = Field(default=2, ge=1, le=50)
     db_pool_api: int = Field(default=10, ge=1, le=200)
@@ -85,14 +84,15 @@ class Settings(BaseSettings):
     # Retention (`workflows.retention`): the Schedule `retention-{task_queue}` runs every
     # `retention_interval` (`off` pauses it) and deletes, `retention_batch` rows per short
     # transaction, outbox rows older than their age that every durable consumer has read, push
-    # attempts, commands (a resent key is answered from its row until then, design §2), the effect
-    # log of matches over for longer than their age (nothing is pushed for them afterwards), and
-    # superseded partner document versions. An age of `off` keeps that table forever.
+    # attempts, commands (a resent key is answered from its row until then, design §2), the
+    # published Live Activity pushes (`la_push`) of matches over for longer than their age
+    # (nothing is pushed for them afterwards), and superseded partner document versions. An age
+    # of `off` keeps that table forever.
     retention_interval: OptionalDuration = timedelta(hours=1)
     retention_outbox_age: OptionalDuration = timedelta(days=7)
     retention_push_attempt_age: OptionalDuration = timedelta(days=30)
     retention_command_age: OptionalDuration = timedelta(days=30)
-    retention_effect_log_age: OptionalDuration = timedelta(days=30)
+    retention_la_push_age: OptionalDuration = timedelta(days=30)
     retention_document_age: OptionalDuration = timedelta(days=7)
     # The webhook delivery log partners read (`GET /v1/partner/webhooks/{id}/deliveries`).
     retention_webhook_attempt_age: OptionalDuration = timedelta(days=30)
@@ -111,8 +111,8 @@ class Settings(BaseSettings):
     follow_rate_limit: int = Field(default=30, ge=1)
     # Device registrations one client address may make per minute (429 with Retry-After beyond).
     device_registration_rate_limit: int = Field(default=20, ge=1)
-    # Live Activity sender: which device environment this deployment's APNS_URL serves, the
-    # connection pool, and how many pushes one fan-out has in flight / loads per batch.
+    # Live Activity drainer: which device environment this deployment's APNS_URL serves, the
+    # connection pool, how many requests it has in flight, and how many rows one take leases.
     apns_environment: Literal["sandbox", "production"] = "sandbox"
     apns_max_connections: int = Field(default=4, ge=1, le=64)
     apns_request_timeout: Duration = timedelta(seconds=10)

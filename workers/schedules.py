@@ -108,7 +108,7 @@ def retention_input(settings: Settings) -> RetentionInput:
         outbox_age_seconds=seconds(settings.retention_outbox_age),
         push_attempt_age_seconds=seconds(settings.retention_push_attempt_age),
         command_age_seconds=seconds(settings.retention_command_age),
-        effect_log_age_seconds=seconds(settings.retention_effect_log_age),
+        la_push_age_seconds=seconds(settings.retention_la_push_age),
         document_age_seconds=seconds(settings.retention_document_age),
         webhook_attempt_age_seconds=seconds(settings.retention_webhook_attempt_age),
         batch=settings.retention_batch,

@@ -1,6 +1,6 @@
 """RetentionWorkflow: delete, in short batches, the rows Scoreline no longer needs.
 
-Without it `domain_event`, `push_attempt`, `command`, `effect_log`, `published_document`,
+Without it `domain_event`, `push_attempt`, `command`, `la_push`, `published_document`,
 `webhook_attempt` and `webhook_message` only grow. The Schedule `retention-{task_queue}` (`workers.schedules`) runs it every
 `RETENTION_INTERVAL`, overlap skip; an operator can also start it from the Temporal UI with `{}`
 (every field has a default).
@@ -41,7 +41,7 @@ class RetentionInput(BaseModel):
     outbox_age_seconds: Age = 7 * DAY
     push_attempt_age_seconds: Age = 30 * DAY
     command_age_seconds: Age = 30 * DAY
-    effect_log_age_seconds: Age = 30 * DAY
+    la_push_age_seconds: Age = 30 * DAY
     document_age_seconds: Age = 7 * DAY
     webhook_attempt_age_seconds: Age = 30 * DAY
     """The delivery log partners read; delivered webhook messages go at `outbox_age_seconds`."""
@@ -54,7 +54,7 @@ class RetentionInput(BaseModel):
             RetentionTable.OUTBOX: self.outbox_age_seconds,
             RetentionTable.PUSH_ATTEMPT: self.push_attempt_age_seconds,
             RetentionTable.COMMAND: self.command_age_seconds,
-            RetentionTable.EFFECT_LOG: self.effect_log_age_seconds,
+            RetentionTable.LA_PUSH: self.la_push_age_seconds,
             RetentionTable.DOCUMENT: self.document_age_seconds,
             RetentionTable.WEBHOOK_ATTEMPT: self.webhook_attempt_age_seconds,
             # A delivered message is kept as long as the outbox row it was made from.
@@ -70,7 +70,7 @@ class RetentionResult(BaseModel):
     domain_event: int = 0
     push_attempt: int = 0
     command: int = 0
-    effect_log: int = 0
+    la_push: int = 0
     published_document: int = 0
     webhook_attempt: int = 0
     webhook_message: int = 0
@@ -120,7 +120,7 @@ class RetentionWorkflow:
             domain_event=deleted[RetentionTable.OUTBOX],
             push_attempt=deleted[RetentionTable.PUSH_ATTEMPT],
             command=deleted[RetentionTable.COMMAND],
-            effect_log=deleted[RetentionTable.EFFECT_LOG],
+            la_push=deleted[RetentionTable.LA_PUSH],
             published_document=deleted[RetentionTable.DOCUMENT],
             webhook_attempt=deleted[RetentionTable.WEBHOOK_ATTEMPT],
             webhook_message=deleted[RetentionTable.WEBHOOK_MESSAGE],

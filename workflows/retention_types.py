@@ -14,7 +14,7 @@ class RetentionTable(StrEnum):
     OUTBOX = "domain_event"
     PUSH_ATTEMPT = "push_attempt"
     COMMAND = "command"
-    EFFECT_LOG = "effect_log"
+    LA_PUSH = "la_push"
     DOCUMENT = "published_document"
     WEBHOOK_ATTEMPT = "webhook_attempt"
     WEBHOOK_MESSAGE = "webhook_message"
@@ -40,6 +40,6 @@ class PurgeResult(BaseModel):
     deleted: int = 0
     batches: int = 0
     fixtures_purged: int = 0
-    """Effect log only: matches whose log is now empty and marked `fixture.effects_purged_at`."""
+    """`la_push` only: matches whose pushes are now all gone, marked `fixture.pushes_purged_at`."""
     done: bool = True
     """The last batch was short: nothing old enough is left (for now)."""

@@ -1,6 +1,6 @@
 """Retention fixtures: a plain connection for seeding, the retention activities on this test's engine.
 
-The purged-fixture push test reuses the push tests' APNs simulator and sender fixtures.
+The purged-fixture push test reuses the push tests' APNs simulator and drainer fixtures.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from scoreline.settings import Settings
 # Fixtures, registered by importing them (pytest_plugins is only honoured in the root conftest).
 from tests.push.conftest import (  # noqa: F401 - pytest finds fixtures by name
     apns_client,
-    fanout_config,
+    drain_config,
     push_settings,
     push_sim_session,
     sim,

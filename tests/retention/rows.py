@@ -128,14 +128,41 @@ async def commands(
     return keys
 
 
-async def effects(db: asyncpg.Connection, count: int, days_ago: float, fixture_id: int = FIXTURE_ID) -> None:
-    """`count` settled `effect_log` gate rows of one push to `count` targets."""
-    await db.execute(
-        """INSERT INTO effect_log (fixture_id, event_key, effect, target, outcome, created_at)
-        SELECT $1, 'v1', 'la.alert', n::text, '{"state": "sent"}', $2 FROM generate_series(1, $3) AS n""",
+async def pushes(
+    db: asyncpg.Connection, count: int, days_ago: float, fixture_id: int = FIXTURE_ID
+) -> list[int]:
+    """`count` published `la_push` updates, stamped after the fixture's last; their stamps."""
+    stamps: list[int] = await db.fetchval(
+        """WITH last AS (SELECT COALESCE(max(stamp), 1000) AS stamp FROM la_push WHERE fixture_id = $1),
+        made AS (
+            INSERT INTO la_push (fixture_id, stamp, event_key, event, generation, priority, routine,
+                content_state, attributes, stale_date, dismissal_date, created_at)
+            SELECT $1, last.stamp + n, 'v' || (last.stamp + n), 'update', 1, 5, true, '{}', '{}',
+                last.stamp + n + 900, last.stamp + n + 900, $2
+            FROM last, generate_series(1, $3) AS n RETURNING stamp)
+        SELECT array_agg(stamp ORDER BY stamp) FROM made""",
         fixture_id,
         ago(days_ago),
         count,
+    )
+    return stamps
+
+
+async def mailboxes(
+    db: asyncpg.Connection, count: int, want_stamp: int, fixture_id: int = FIXTURE_ID
+) -> None:
+    """`count` running Live Activities of followers, each owing push `want_stamp` and its alert, due now."""
+    await db.execute(
+        """WITH d AS (
+            INSERT INTO device (install_id, platform, environment, token_hash)
+            SELECT 'install-' || gen_random_uuid(), 'ios', 'sandbox', 'unused' FROM generate_series(1, $1)
+            RETURNING id)
+        INSERT INTO live_activity (device_id, fixture_id, status, push_token, started_at, want_stamp,
+            alert_stamp, next_try_at)
+        SELECT d.id, $2, 'active', md5(d.id::text), now(), $3, $3, now() FROM d""",
+        count,
+        fixture_id,
+        want_stamp,
     )
 
 

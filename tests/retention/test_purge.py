@@ -26,7 +26,7 @@ async def test_rows_past_their_age_go_and_younger_rows_stay(
     db: asyncpg.Connection, retention: RetentionActivities
 ) -> None:
     """Regression: before retention these five tables only grew; now rows past their age go, younger ones stay."""
-    await rows.fixture(db, changed_days_ago=older_than(AGES.effect_log_age_seconds))
+    await rows.fixture(db, changed_days_ago=older_than(AGES.la_push_age_seconds))
     old_events = await rows.outbox(db, 3, older_than(AGES.outbox_age_seconds))
     young_events = await rows.outbox(db, 2, 1)
     await rows.consumer_at(db, "feeds", young_events[-1])
@@ -35,7 +35,7 @@ async def test_rows_past_their_age_go_and_younger_rows_stay(
     await rows.push_attempts(db, 2, 29)
     await rows.commands(db, 5, older_than(AGES.command_age_seconds))
     young_commands = await rows.commands(db, 1, 29)
-    await rows.effects(db, 6, older_than(AGES.effect_log_age_seconds))
+    await rows.pushes(db, 6, older_than(AGES.la_push_age_seconds))
     await rows.document(db, "match/81000001", 1, 40)
     await rows.document(db, "match/81000001", 2, older_than(AGES.document_age_seconds))
     await rows.document(db, "match/81000001", 3, 1)
@@ -47,7 +47,7 @@ async def test_rows_past_their_age_go_and_younger_rows_stay(
         RetentionTable.OUTBOX: 3,
         RetentionTable.PUSH_ATTEMPT: 4,
         RetentionTable.COMMAND: 5,
-        RetentionTable.EFFECT_LOG: 6,
+        RetentionTable.LA_PUSH: 6,
         RetentionTable.DOCUMENT: 1,
         RetentionTable.WEBHOOK_ATTEMPT: 0,  # tests/retention/test_webhooks.py covers these two
         RetentionTable.WEBHOOK_MESSAGE: 0,
@@ -57,7 +57,7 @@ async def test_rows_past_their_age_go_and_younger_rows_stay(
     assert old_events[-1] < young_events[0]
     assert await rows.count(db, "push_attempt") == 2
     assert [row["command_id"] for row in await db.fetch("SELECT command_id FROM command")] == young_commands
-    assert await rows.count(db, "effect_log") == 0
+    assert await rows.count(db, "la_push") == 0
     assert [r["version"] for r in await db.fetch("SELECT version FROM published_document ORDER BY 1")] == [
         2,
         3,
@@ -94,51 +94,83 @@ async def test_the_outbox_is_kept_whole_until_the_feed_builder_has_a_cursor(
     assert await rows.count(db, "domain_event") == 4
 
 
-async def test_the_effect_log_of_a_match_not_over_or_recently_changed_is_never_touched(
+async def test_the_pushes_of_a_match_not_over_or_recently_changed_are_never_touched(
     db: asyncpg.Connection, retention: RetentionActivities
 ) -> None:
-    """Live (even with only old rows), just finished, or finished long ago but pushed lately: all kept."""
-    old = older_than(AGES.effect_log_age_seconds)
+    """Live (even with only old pushes), just finished, or finished long ago but pushed lately: all kept."""
+    old = older_than(AGES.la_push_age_seconds)
     live = await rows.fixture(db, 1, state="live_second_half", changed_days_ago=old)
     recent = await rows.fixture(db, 2, state="finished", changed_days_ago=2)
     pushed_lately = await rows.fixture(db, 3, state="finished", changed_days_ago=old)
     gone = await rows.fixture(db, 4, state="abandoned", changed_days_ago=old)
     for fixture_id in (live, recent, pushed_lately, gone):
-        await rows.effects(db, 3, old, fixture_id)
-    await db.execute(
-        "UPDATE effect_log SET created_at = now() WHERE fixture_id = $1 AND target = '3'", pushed_lately
-    )
+        await rows.pushes(db, 3, old, fixture_id)
+    await rows.pushes(db, 1, 0, pushed_lately)
 
-    result = await purge(retention, RetentionTable.EFFECT_LOG, AGES.effect_log_age_seconds)
+    result = await purge(retention, RetentionTable.LA_PUSH, AGES.la_push_age_seconds)
 
     assert (result.deleted, result.fixtures_purged) == (3, 1)
-    left = await db.fetch("SELECT fixture_id, count(*) AS n FROM effect_log GROUP BY 1 ORDER BY 1")
-    assert [(row["fixture_id"], row["n"]) for row in left] == [(live, 3), (recent, 3), (pushed_lately, 3)]
-    purged = await db.fetch("SELECT id FROM fixture WHERE effects_purged_at IS NOT NULL")
+    left = await db.fetch("SELECT fixture_id, count(*) AS n FROM la_push GROUP BY 1 ORDER BY 1")
+    assert [(row["fixture_id"], row["n"]) for row in left] == [(live, 3), (recent, 3), (pushed_lately, 4)]
+    purged = await db.fetch("SELECT id FROM fixture WHERE pushes_purged_at IS NOT NULL")
     assert purged == [(gone,)]
 
 
 async def test_a_match_is_marked_purged_in_the_transaction_of_its_last_batch(
     db: asyncpg.Connection, retention: RetentionActivities
 ) -> None:
-    """25 rows at 10 a batch: unmarked after the two full batches, marked by the short third one."""
-    old = older_than(AGES.effect_log_age_seconds)
+    """25 pushes at 10 a batch: unmarked after the two full batches, marked by the short third one."""
+    old = older_than(AGES.la_push_age_seconds)
     fixture_id = await rows.fixture(db, changed_days_ago=old)
-    await rows.effects(db, 25, old)
-    age = AGES.effect_log_age_seconds
+    await rows.pushes(db, 25, old)
+    age = AGES.la_push_age_seconds
     assert age is not None
 
     seen = []
     for _ in range(3):
-        batch = await retention.delete_batch(RetentionTable.EFFECT_LOG, age, 10)
+        batch = await retention.delete_batch(RetentionTable.LA_PUSH, age, 10)
         marked = await db.fetchval(
-            "SELECT effects_purged_at IS NOT NULL FROM fixture WHERE id = $1", fixture_id
+            "SELECT pushes_purged_at IS NOT NULL FROM fixture WHERE id = $1", fixture_id
         )
         seen.append((batch.deleted, batch.full, batch.fixtures_purged, marked))
 
     assert seen == [(10, True, 0, False), (10, True, 0, False), (5, False, 1, True)]
-    again = await retention.delete_batch(RetentionTable.EFFECT_LOG, age, 10)
+    again = await retention.delete_batch(RetentionTable.LA_PUSH, age, 10)
     assert (again.deleted, again.full) == (0, False), "a purged match is not looked at again"
+
+
+async def test_mailboxes_stop_owing_before_any_push_they_want_goes(
+    db: asyncpg.Connection, retention: RetentionActivities
+) -> None:
+    """25 mailboxes owe a match's newest push: they are closed 10 a batch, and its 3 pushes go only in
+    the batch that closes the last one, so no batch leaves a mailbox wanting a deleted push."""
+    old = older_than(AGES.la_push_age_seconds)
+    fixture_id = await rows.fixture(db, changed_days_ago=old)
+    stamps = await rows.pushes(db, 3, old)
+    await rows.mailboxes(db, 25, stamps[-1])
+    age = AGES.la_push_age_seconds
+    assert age is not None
+
+    seen = []
+    for _ in range(3):
+        batch = await retention.delete_batch(RetentionTable.LA_PUSH, age, 10)
+        wanting_deleted = await db.fetchval(
+            """SELECT count(*) FROM live_activity la WHERE la.fixture_id = $1
+              AND (la.want_stamp IS NOT NULL OR la.alert_stamp IS NOT NULL)
+              AND NOT EXISTS (SELECT 1 FROM la_push p
+                              WHERE p.fixture_id = la.fixture_id AND p.stamp = la.want_stamp)""",
+            fixture_id,
+        )
+        seen.append((batch.deleted, batch.full, batch.fixtures_purged, wanting_deleted))
+
+    assert seen == [(0, True, 0, 0), (0, True, 0, 0), (3, False, 1, 0)]
+    left = await db.fetch(
+        """SELECT status, ended_at IS NOT NULL AS ended, want_stamp, alert_stamp, next_try_at, lease_owner
+        FROM live_activity WHERE fixture_id = $1""",
+        fixture_id,
+    )
+    assert {tuple(row) for row in left} == {("ended", True, None, None, None, None)}
+    assert len(left) == 25
 
 
 async def test_superseded_document_versions_go_and_the_served_one_stays(

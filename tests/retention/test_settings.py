@@ -23,13 +23,13 @@ def test_durations_accept_days(text: str, expected: timedelta) -> None:
 
 
 def test_the_defaults_are_the_documented_ages(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Hourly; outbox and superseded documents 7 days, push attempts, commands, effect log 30; batches of 1,000."""
+    """Hourly; outbox and superseded documents 7 days, push attempts, commands, `la_push` 30; batches of 1,000."""
     for name in (
         "INTERVAL",
         "OUTBOX_AGE",
         "PUSH_ATTEMPT_AGE",
         "COMMAND_AGE",
-        "EFFECT_LOG_AGE",
+        "LA_PUSH_AGE",
         "DOCUMENT_AGE",
         "BATCH",
     ):
@@ -39,6 +39,7 @@ def test_the_defaults_are_the_documented_ages(monkeypatch: pytest.MonkeyPatch) -
     assert retention_input(settings) == RetentionInput()
     assert RetentionInput().outbox_age_seconds == 7 * DAY
     assert RetentionInput().command_age_seconds == 30 * DAY
+    assert RetentionInput().la_push_age_seconds == 30 * DAY
 
 
 def test_an_age_of_off_keeps_that_table_and_off_pauses_the_schedule(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -60,3 +61,11 @@ def test_the_webhook_attempt_age_reaches_the_scheduled_run(monkeypatch: pytest.M
     assert retention_input(Settings()).webhook_attempt_age_seconds == 3 * DAY
     monkeypatch.setenv("RETENTION_WEBHOOK_ATTEMPT_AGE", "off")
     assert retention_input(Settings()).webhook_attempt_age_seconds is None
+
+
+def test_the_la_push_age_reaches_the_scheduled_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`RETENTION_LA_PUSH_AGE` sets how long a match's published pushes are kept; `off` keeps them."""
+    monkeypatch.setenv("RETENTION_LA_PUSH_AGE", "45d")
+    assert retention_input(Settings()).la_push_age_seconds == 45 * DAY
+    monkeypatch.setenv("RETENTION_LA_PUSH_AGE", "off")
+    assert retention_input(Settings()).la_push_age_seconds is None

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import (
     Client,
+    ScheduleActionExecutionStartWorkflow,
     ScheduleActionStartWorkflow,
     ScheduleDescription,
     ScheduleHandle,
@@ -55,13 +56,13 @@ async def test_the_workflow_purges_every_table_and_returns_counts(
     task_queue: str,
 ) -> None:
     """Started with `{}` (the UI form's defaults), it deletes what is past each age and reports per table."""
-    await rows.fixture(db, changed_days_ago=older_than(AGES.effect_log_age_seconds))
+    await rows.fixture(db, changed_days_ago=older_than(AGES.la_push_age_seconds))
     events = await rows.outbox(db, 3, older_than(AGES.outbox_age_seconds))
     await rows.consumer_at(db, "feeds", events[-1])
     await rows.consumer_at(db, "webhooks", events[-1])
     await rows.push_attempts(db, 4, older_than(AGES.push_attempt_age_seconds))
     await rows.commands(db, 2, older_than(AGES.command_age_seconds))
-    await rows.effects(db, 5, older_than(AGES.effect_log_age_seconds))
+    await rows.pushes(db, 5, older_than(AGES.la_push_age_seconds))
     await rows.document(db, "match/81000001", 1, 40)
     await rows.document(db, "match/81000001", 2, 30)
     await create_partner(engine, "acme", [8])
@@ -78,7 +79,7 @@ async def test_the_workflow_purges_every_table_and_returns_counts(
         domain_event=3,
         push_attempt=4,
         command=2,
-        effect_log=5,
+        la_push=5,
         published_document=1,
         webhook_attempt=2,
         webhook_message=1,
@@ -95,7 +96,7 @@ async def test_35_old_rows_go_in_4_batches_of_10_whatever_the_budget(
     only_push_attempts = RetentionInput(
         outbox_age_seconds=None,
         command_age_seconds=None,
-        effect_log_age_seconds=None,
+        la_push_age_seconds=None,
         document_age_seconds=None,
         webhook_attempt_age_seconds=None,
         batch=10,
@@ -182,4 +183,8 @@ async def _describe(handle: ScheduleHandle) -> ScheduleDescription | None:
 
 async def _first_run(handle: ScheduleHandle) -> str | None:
     actions = (await handle.describe()).info.recent_actions
-    return actions[0].action.workflow_id if actions else None
+    if not actions:
+        return None
+    started = actions[0].action
+    assert isinstance(started, ScheduleActionExecutionStartWorkflow)
+    return started.workflow_id
