@@ -1,82 +1,64 @@
-"""The devices' end-of-run check as pure logic: journal lines and what the phones did in, violations out.
+"""The devices' end-of-run check as pure logic: what each phone keeps, against what the matches
+published.
 
-The APNs simulator's journal file (`simulators.apns.journal_file`) is the record of what reached
-a phone; the phones (`scoreline.soak.devices`) add what only they know: which matches they
-followed and when that was confirmed, which update token they reported for which activity, and
-when they deleted the app; Postgres adds which matches kicked off and ended and which key moments
-Scoreline decided to alert (`MatchFacts`). The journal is streamed through `DeviceLedger`, which
-keeps a few counters per token instead of the records (a soak's file holds millions).
+Three records meet here. The APNs simulator's journal (`simulators.apns.journal_file`) is what
+reached a phone; the phones (`scoreline.soak.devices`) add what only they know: the follows the API
+confirmed, each update token they reported for an activity (or had refused), the tokens they
+rotated, the app deleted; Postgres adds what each match published (`la_push`: every start, update
+and end with its stamp, which is its `aps.timestamp`, its content-state version, its alert and its
+stale date). The soak's fault records add when a worker was killed or paused and when APNs or
+Postgres was down. The journal is streamed through `DeviceLedger`, which keeps only the accepted
+pushes to the phones' own tokens.
+
+A phone is modelled as ActivityKit behaves (`phone_view`): an accepted start on the push-to-start
+token creates the activity, which then takes pushes on whichever update token the app reported
+for it; it shows the push with the newest `aps.timestamp`, drops an older one (with its alert),
+and once it shows an end it takes nothing more. The order requests reached APNs in is not judged,
+nor what was sent to a dead token: a phone sees neither.
 
 Words used below:
 
-- *accepted*: APNs answered 200 and the phone would not drop it (`dropped_by_device` empty). Only
-  accepted pushes count as having reached a phone.
-- *activity*: one update token the phone reported (`PUT /v1/devices/{id}/live-activities/{f}`)
-  for one generation of one fixture's Live Activity.
-- *key moment*: an `update` push carrying `aps.alert` (Scoreline alerts only key moments on
-  updates: `domain.push_plan.pace`; the `start` and `end` alerts are checked as starts and ends).
-  It is identified by (fixture, generation, `content-state.version`): one change makes one push
-  with the scoreboard version it produced, sent as the same bytes to every activity (and gated in
-  `effect_log` as `v<version>`/`la.alert`), so the version names the moment on every device and
-  across retries. An alert trimmed away to fit 4096 bytes counts as not alerted: no alert showed.
-- *dead*: a token APNs answered 410, or 400 `BadDeviceToken` (Scoreline deactivates both).
-- `GRACE_S`: how long Scoreline is given to act on something before its absence is a violation
-  (a late follower's start walk, a fan-out over 10,000 phones under faults). Anything that became
-  due within `GRACE_S` of the horizon (when the check reads the journal) is not judged.
+- *accepted*: APNs answered 200 and the simulator's phone did not drop it (`dropped_by_device`).
+- *dead*: APNs answered the token 410 or 400 `BadDeviceToken`, or the token was unregistered at
+  the simulator (the app was deleted, or the phone rotated the token).
+- *activity*: one (device, fixture, generation); its tokens are every update token the phone made
+  for it, the newest last.
+- *key moment*: a published `update` carrying an alert, named (fixture, generation, content-state
+  version). The alert a push carries is matched to the published one by its text (an alert rides on
+  the next request, with the newest state); one trimmed to fit 4096 bytes by its prefix.
+- *cut*: `HORIZON_GRACE_S` before the check. Only what was owed before the cut is judged.
 
 The rules (each violation names fixture, device and token):
 
-1. **start**: a phone gets at most one accepted start per (fixture, generation) on its
-   push-to-start token. A confirmed follow is owed a first start, of whichever generation: at
-   once if a generation was running then and did not end within `GRACE_S` (a follow that meets
-   the match closing may legitimately get none: the design starts followers "at once" only while
-   it plays; the moment Postgres shows the match became over bounds that too, since an end that
-   reached no phone leaves no mark in the journal), else at the next generation's kick-off (a
-   Test followed overnight starts when play resumes); with no start in the journal at all, when Postgres says the match kicked off. It is
-   judged `GRACE_S` after that moment. Each later generation is owed to a phone that got the one
-   before it. Nothing is owed to a phone whose push-to-start token died, at any time (we do not
-   try to tell whether the start was owed before the death), nor after the phone deleted the app.
-   A start for a fixture the phone never asked to follow is a violation.
-2. **key moments**: an activity gets each key moment of its fixture and generation at most once.
-   It must get the key moments after the state its start showed, up to its end's state, whose
-   fan-out began (its first `effect_log` claim) either after APNs took the first push for its
-   token (from then on Scoreline knew the token: a skipped moment is a lost alert; by time, not
-   by version, as an older routine update can reach a new token after a newer moment's walk had
-   passed it) or more than `GRACE_S` after the phone reported the token (before that, the fan-out
-   may have read its targets before the report). A dead or deleted token owes
-   only the moments below the newest state it got. A moment whose request was on its way when
-   its worker was SIGKILLed is excused, and counted (`alerts_in_doubt_at_kill`): Postgres has its
-   claim `in_doubt`, marked as being sent at most `IN_FLIGHT_S` before a SIGKILL of a worker, and
-   APNs answered no request carrying it for that token since the mark, or did so at most
-   `ANSWER_WRITE_S` before the kill (the worker died before it could write the answer down).
-   Scoreline sends an alert at most once (a second would show twice), and nothing can tell
-   whether a request cut off by a kill reached APNs; an answer APNs gave longer before the kill
-   proves the claim was held past its request, so that one is not excused (the soak of
-   2026-12-03, seed 16, held goal alerts marked through a 429 backoff).
-3. **order**: the pushes APNs answered 200 on one activity token (updates and the end, dropped by
-   the phone or not) have non-decreasing `aps.timestamp`.
-4. **end**: an activity gets at most one accepted `end` with an alert (the result banner); an
-   end after the first without one is Scoreline sending an end again whose earlier request a
-   SIGKILL left unknown (`PushInput.resent_quietly`), which the ended activity drops. One is
-   due when its generation ended
-   (the fixture is over in Postgres, an `end` of that or a newer generation went out, or a newer
-   generation started), unless its token died or the app was deleted first. An activity reported
-   while the end was going out that never got it is a violation: it would stay on the screen.
-5. **dead tokens**: no push reaches APNs for a token more than `DEAD_GRACE_S` after APNs answered
-   it 410 or `BadDeviceToken` (requests already in flight then are excused). A death whose
-   worker was SIGKILLed at most `ANSWER_WRITE_S` after the answer, or at most
-   `ANSWERED_AFTER_KILL_S` before it (the request had left; its answer found no one), died with
-   it (neither Postgres nor the other workers heard of it): the pushes after it are excused, and counted
-   (`deaths_lost_at_kill`), up to the one whose own 410 Scoreline learns it from again. After our own
-   `/_sim/unregister`, Scoreline cannot know before APNs tells it: the first push after it gets
-   the 410, and the rule applies from there.
+1. **start**: at most one accepted start per (device, fixture, generation); a second is excused
+   (and counted, `starts_again_unreported`) if the phone's report of the first's token had not been
+   confirmed when the second reached APNs: Scoreline resends a start whose outcome it lost only when
+   no report came. A confirmed follow is owed a start of the generation running when it was
+   confirmed and of every later one (a follow overnight: the next one), unless the push-to-start
+   token died or the app was deleted. It is judged only if the generation ran, from the follow on,
+   for `HORIZON_GRACE_S` while APNs and Postgres were up: a follow as the whistle blows, or while
+   nothing could be sent, may meet the end instead. A start for a fixture the phone never asked to
+   follow is a violation.
+2. **what the phone shows**: an activity whose newest token is alive, reported before the cut, on
+   a phone that kept the app, shows the newest state published before the cut for its generation:
+   if that is an end (of its generation or a newer one), it shows an end with that end's final
+   content-state version, however late its token was reported; otherwise a state at least as new.
+3. **alerts**: an activity shows each key moment's alert at most once. It is owed the alert of a
+   key moment published before the cut while it had a live, reported token, unless the first
+   accepted push to it after the publish (with that moment's stamp or newer) carries the alert of
+   that or a newer moment (`alerts_replaced`: the phone showed the newer one), or arrived after the
+   moment's own `stale_date` (`alerts_expired`), or its outcome may have been lost between the
+   publish and that push: APNs answered nothing to a request carrying it (the connection dropped
+   with it: `alerts_lost_unanswered`), or a worker was SIGKILLed or SIGSTOPped
+   (`alerts_lost_at_interruption`). Scoreline then sends the state without the alert, so that no
+   alert shows twice.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -84,38 +66,40 @@ from typing import Any
 from scoreline.soak.model import Violation
 
 CHECK = "devices"
-GRACE_S = 60.0
-DEAD_GRACE_S = 2.0
-IN_FLIGHT_S = 3.0
-"""How long before a worker's SIGKILL a marked claim counts as in flight (rule 2): its request
-leaves within `SendPolicy.look_kept` (2 s) of the look that marked it or never, and a request
-that had not left by then has its mark taken off (`activities.push.look_lapse`), a write given
-`SENDING_FENCE_MARGIN_S` (1 s) as the activity's mark is. Kept apart from those settings: the
-check must not follow a change in what it checks."""
-ANSWER_WRITE_S = 1.0
-"""How long after APNs answered a marked claim's request a worker's SIGKILL still counts as
-cutting it off before the answer was written (rule 2): a worker unmarks it right after the
-answer, but under the soak's load that write can take a while (seed 17 was killed about 0.3 s
-after a 500)."""
-
-ANSWERED_AFTER_KILL_S = 2.0
-"""How long after a worker's SIGKILL APNs can still answer one of its requests (rule 5): a request
-written before the kill still reaches APNs, and the answer finds no one to read it (the 30-minute
-soak's seed 25: a 410 journalled about a second after its worker's SIGKILL, the next attempt sent
-the update to the token again and learnt the death from it)."""
+HORIZON_GRACE_S = 120.0
+"""How long a user gives the system to put their phone right: two minutes after a push was
+published, a follow confirmed or a token reported (the run waits as long after its last fault
+before checking). It is a user's patience, not derived from any delay of the delivery code (its
+lease, backoff cap or start grace): if those grew past it, phones would be wrong for longer than
+a user accepts, and the soak should say so."""
 
 START_MISSING = "start never reached the phone"
-START_TWICE = "start reached the phone"
+START_TWICE = "start reached the phone again after its token report was confirmed"
 START_UNFOLLOWED = "start for a match the phone never followed"
-ALERT_MISSING = "key moment never alerted"
-ALERT_TWICE = "key moment alerted"
-OUT_OF_ORDER = "update out of timestamp order"
-END_MISSING = "no end reached the activity"
-END_TWICE = "end's alert reached the activity"
-AFTER_DEAD = "sent to a dead token"
+END_MISSING = "the phone does not show the end"
+STATE_BEHIND = "the phone shows an older state"
+ALERT_MISSING = "key moment's alert never shown"
+ALERT_TWICE = "key moment's alert shown"
+
+FIGURES = (
+    "pushes",
+    "starts",
+    "updates",
+    "ends",
+    "unregistered",
+    "starts_again_unreported",
+    "alerts_replaced",
+    "alerts_expired",
+    "alerts_lost_unanswered",
+    "alerts_lost_at_interruption",
+)
+"""The ledger's figures, in the report's order."""
+
+Alert = tuple[str, str]
+"""An alert's (title, body); a bare string alert is its body."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Push:
     """One journal `push` line, reduced to what the rules read."""
 
@@ -128,7 +112,7 @@ class Push:
     event: str | None = None
     timestamp: float | None = None
     version: int | None = None
-    alert: bool = False
+    alert: Alert | None = None
     fixture_id: int | None = None
     """`attributes.fixtureId` (starts only)."""
     generation: int = 1
@@ -140,7 +124,7 @@ class Push:
 
     @property
     def kills(self) -> bool:
-        """APNs said the token is gone: Scoreline must never use it again."""
+        """APNs said the token is gone."""
         return self.status == 410 or (self.status == 400 and self.reason == "BadDeviceToken")
 
 
@@ -155,12 +139,14 @@ class Unregister:
 
 @dataclass(frozen=True)
 class ActivityReport:
-    """An update token a phone reported, and when the API confirmed it."""
+    """An update token a phone made for one activity, and when the API answered its report."""
 
     token: str
     fixture_id: int
     generation: int
     reported_at: float
+    refused: int | None = None
+    """The API's final status when it refused the report: the phone still shows the activity."""
 
 
 @dataclass(frozen=True)
@@ -174,57 +160,77 @@ class PhoneRecord:
     asked: frozenset[int]
     """Every fixture the phone tried to follow (confirmed or not: a lost answer may have followed)."""
     activities: tuple[ActivityReport, ...] = ()
+    """Every report, in the order the phone made them (a rotated token's new one after the old)."""
     deleted_at: float | None = None
 
 
 @dataclass(frozen=True)
-class MatchFacts:
-    """From Postgres: matches that kicked off, matches over, the key moments Scoreline alerted and
-    those left in doubt; from the soak's stack, when it SIGKILLed a worker."""
+class Published:
+    """One `la_push` row: a push a match published."""
 
-    kicked_off: frozenset[int] = frozenset()
-    over: frozenset[int] = frozenset()
-    alerts: Mapping[tuple[int, int], Mapping[int, float]] = field(default_factory=dict)
-    """(fixture, generation) → alert version → when its fan-out first claimed a target."""
-    over_at: Mapping[int, float] = field(default_factory=dict)
-    """Over fixture → epoch of its first change to an over state (not of the board's last
-    change: a ball corrected after the result moves that, and seed 5 judged 647 follows of a
-    finished match as owed a start)."""
-    in_doubt: Mapping[tuple[str, int], float] = field(default_factory=dict)
-    """(activity token, alert version) → when its claim, now `in_doubt`, was marked as being sent."""
-    worker_kills: tuple[float, ...] = ()
-    """When each SIGKILL of a worker was sent (epoch seconds)."""
-    claims: Mapping[tuple[str, int], str] | None = None
-    """(activity token, alert version) → how its `effect_log` row stands, in words: named in a
-    missing alert's violation, so a failed run's last lines tell why (a CI log keeps only those);
-    None when Postgres was not read."""
-    starts: Mapping[tuple[str, int], str] | None = None
-    """(device id, fixture) → how the phone's start stands in Postgres, in words (its follow, its
-    push-to-start token, its activities and their `la.start` claims, the match's followers-waiting
-    mark): named in a missing start's violation, for the same reason as `claims`; None when
+    fixture_id: int
+    stamp: float
+    event: str
+    generation: int
+    version: int | None
+    alert: Alert | None
+    stale_date: float
+    at: float
+    """When it was published (`created_at`, epoch seconds)."""
+
+
+@dataclass(frozen=True)
+class Span:
+    """A stretch of time (epoch seconds); an instant one for a SIGKILL."""
+
+    began: float
+    ended: float
+
+    def meets(self, began: float, ended: float) -> bool:
+        return self.began <= ended and self.ended >= began
+
+
+@dataclass(frozen=True)
+class MatchFacts:
+    """From Postgres, what the matches published; from the soak's fault records, the workers'
+    interruptions and the outages of APNs and Postgres."""
+
+    published: tuple[Published, ...] = ()
+    interruptions: tuple[Span, ...] = ()
+    """Each SIGKILL (an instant) and SIGSTOP (until its SIGCONT) of a worker."""
+    outages: tuple[Span, ...] = ()
+    """When APNs answered nothing useful or Postgres was down: no start could go then."""
+    words: Mapping[tuple[str, int], str] | None = None
+    """(device id, fixture) → how Postgres shows the follow and its activities, in words: named in
+    a violation, so a failed run's last lines tell why (a CI log keeps only those); None when
     Postgres was not read."""
 
-    def killed_around(self, answered_at: float) -> bool:
-        """Whether a worker was SIGKILLed at most `ANSWERED_AFTER_KILL_S` before APNs answered at
-        `answered_at` or at most `ANSWER_WRITE_S` after: the answer may have died with it,
-        unwritten."""
-        return any(
-            answered_at - ANSWERED_AFTER_KILL_S <= killed <= answered_at + ANSWER_WRITE_S
-            for killed in self.worker_kills
-        )
 
-    def killed_in_flight(self, token: str, version: int, answered_at: float | None) -> bool:
-        """Whether the alert's claim was marked at most `IN_FLIGHT_S` before a worker's SIGKILL
-        that cut its request off: APNs had not answered it since the mark (`answered_at`, its
-        latest answer), or answered it at most `ANSWER_WRITE_S` before the kill."""
-        marked_at = self.in_doubt.get((token, version))
-        if marked_at is None:
-            return False
-        return any(
-            marked_at <= killed <= marked_at + IN_FLIGHT_S
-            and (answered_at is None or answered_at < marked_at or killed - answered_at <= ANSWER_WRITE_S)
-            for killed in self.worker_kills
-        )
+@dataclass(frozen=True)
+class Shown:
+    """What an activity shows: the newest push it took."""
+
+    timestamp: float
+    event: str
+    version: int | None
+
+
+def phone_view(start: Push | None, pushes: Iterable[Push]) -> tuple[Shown | None, list[Push]]:
+    """What an activity created by `start` shows after taking `pushes` (accepted, to any of its
+    tokens), and the pushes it took, in arrival order: an older `timestamp` than the one shown is
+    dropped, and nothing is taken after an end."""
+    shown = None
+    if start is not None and start.timestamp is not None:
+        shown = Shown(start.timestamp, "start", start.version)
+    taken: list[Push] = []
+    for push in sorted(pushes, key=lambda push: push.seq):
+        if push.timestamp is None or push.event is None:
+            continue
+        if shown is not None and (shown.event == "end" or push.timestamp < shown.timestamp):
+            continue
+        shown = Shown(push.timestamp, push.event, push.version)
+        taken.append(push)
+    return shown, taken
 
 
 def parse_line(line: str) -> Push | Unregister | None:
@@ -242,6 +248,15 @@ def parse_line(line: str) -> Push | Unregister | None:
     if not isinstance(token, str):
         return None
     return _push(document, token.lower(), at)
+
+
+def alert_of(value: object) -> Alert | None:
+    """An `aps.alert` (or `la_push.alert`) as (title, body)."""
+    if isinstance(value, str):
+        return ("", value)
+    if isinstance(value, dict):
+        return (str(value.get("title") or ""), str(value.get("body") or ""))
+    return None
 
 
 def _push(document: dict[str, Any], token: str, at: float) -> Push:
@@ -264,322 +279,361 @@ def _push(document: dict[str, Any], token: str, at: float) -> Push:
         event=aps.get("event"),
         timestamp=float(timestamp) if isinstance(timestamp, int | float) else None,
         version=version if isinstance(version, int) else None,
-        alert="alert" in aps,
+        alert=alert_of(aps.get("alert")),
         fixture_id=fixture_id if isinstance(fixture_id, int) else None,
         generation=int(attributes.get("generation") or 1),
     )
 
 
 @dataclass
-class _TokenLog:
-    """What one token of ours was sent, as counters."""
+class _Match:
+    """One fixture's published pushes, by stamp."""
 
-    dead: Push | None = None
-    after_dead: list[tuple[Push, Push]] = field(default_factory=list)
-    """Pushes more than `DEAD_GRACE_S` after the token's latest death, each with that death."""
-    last_timestamp: float | None = None
-    disorder: tuple[float, float, int] | None = None
-    """The first regression: (newest timestamp before, the older one sent, its seq)."""
-    first_at: float | None = None
-    """When APNs took the first update or end for it: from then on Scoreline knew the token."""
-    max_version: int | None = None
-    alerts: Counter[int] = field(default_factory=Counter)
-    answered_alerts: dict[int, float] = field(default_factory=dict)
-    """Alert version → when APNs last answered a request for it, whatever its status."""
-    end_versions: list[int | None] = field(default_factory=list)
-    end_alerts: int = 0
-    updates: int = 0
-    starts: Counter[tuple[int, int]] = field(default_factory=Counter)
-    start_times: dict[tuple[int, int], list[float]] = field(default_factory=dict)
-    start_versions: dict[tuple[int, int], int | None] = field(default_factory=dict)
-    pushes: int = 0
+    pushes: list[Published] = field(default_factory=list)
+
+    def starts(self) -> dict[int, float]:
+        """Generation → when its start was published."""
+        found: dict[int, float] = {}
+        for push in self.pushes:
+            if push.event == "start":
+                found.setdefault(push.generation, push.at)
+        return found
+
+    def closed(self, generation: int) -> float | None:
+        """When the generation ended: an end of it or a newer one, or a newer one's start."""
+        return min(
+            (
+                push.at
+                for push in self.pushes
+                if (push.event == "end" and push.generation >= generation)
+                or (push.event == "start" and push.generation > generation)
+            ),
+            default=None,
+        )
+
+    def of(self, generation: int, cut: float) -> list[Published]:
+        """What an activity of `generation` should show, published by `cut`: its own starts and
+        updates, and the ends of it or a newer generation."""
+        return [
+            push
+            for push in self.pushes
+            if push.at <= cut
+            and (
+                (push.event != "end" and push.generation == generation)
+                or (push.event == "end" and push.generation >= generation)
+            )
+        ]
+
+    def moment(self, push: Push, generation: int) -> tuple[int, int | None]:
+        """The key moment whose alert `push` carries, as (generation, version): the newest
+        published alert with this text (or, trimmed, this prefix) no newer than the push's state;
+        the push's own state when none matches."""
+        assert push.alert is not None and push.timestamp is not None
+        candidates = [
+            published
+            for published in self.pushes
+            if published.alert is not None
+            and published.stamp <= push.timestamp
+            and published.event != "start"
+            and (published.generation == generation or published.event == "end")
+        ]
+        for matches in (_same, _trimmed):
+            found = [published for published in candidates if matches(push.alert, published.alert)]
+            if found:
+                newest = max(found, key=lambda published: published.stamp)
+                return newest.generation, newest.version
+        return generation, push.version
+
+
+def _same(sent: Alert, published: Alert | None) -> bool:
+    return sent == published
+
+
+def _trimmed(sent: Alert, published: Alert | None) -> bool:
+    """`sent` is `published` cut to fit: each part a prefix (less its ellipsis) or gone."""
+    if published is None:
+        return False
+    return all(
+        part.rstrip("…") == "" or full.startswith(part.rstrip("…"))
+        for part, full in zip(sent, published, strict=True)
+    )
 
 
 class DeviceLedger:
-    """Streams the journal, keeping per token of ours only what the rules need."""
+    """Streams the journal, keeping the accepted pushes to the phones' own tokens."""
 
     def __init__(self, phones: Iterable[PhoneRecord]) -> None:
         self.phones = tuple(phones)
         self._starters = {phone.push_to_start_token.lower() for phone in self.phones}
-        self._activities = {
-            report.token.lower(): report for phone in self.phones for report in phone.activities
-        }
-        self._logs: dict[str, _TokenLog] = {}
-        self._kickoffs: dict[tuple[int, int], float] = {}
-        self._alerts: dict[tuple[int, int], dict[int, float]] = {}
-        self._ends: dict[tuple[int, int], float] = {}
-        self.unregistered = 0
-        self.in_doubt_at_kill = 0
-        """Missing alerts excused as in flight when their worker was killed (rule 2)."""
-        self.deaths_lost_at_kill = 0
-        """Pushes to a dead token excused: its death's worker was killed before writing it (rule 5)."""
+        self._updates = {report.token.lower() for phone in self.phones for report in phone.activities}
+        self.accepted: dict[str, list[Push]] = {}
+        """Token → its accepted starts (a push-to-start token) or updates and ends, in journal order."""
+        self.unanswered: dict[str, list[Push]] = {}
+        """Update token → requests carrying an alert that APNs answered nothing (connection dropped)."""
+        self.deaths: dict[str, float] = {}
+        """Token → when APNs first answered it dead or the simulator was told it is gone."""
+        self.counts: Counter[str] = Counter()
+        """The journal's figures, then (once `violations` ran) the excuses it counted."""
 
     def add(self, entry: Push | Unregister) -> None:
         """Take one journal record (in journal order)."""
+        if entry.token not in self._starters and entry.token not in self._updates:
+            return
         if isinstance(entry, Unregister):
-            if entry.token in self._starters or entry.token in self._activities:
-                self.unregistered += 1
+            self.counts["unregistered"] += 1
+            self.deaths.setdefault(entry.token, entry.at)
             return
-        if entry.token in self._starters:
-            self._add_start(entry, self._log(entry))
-        elif entry.token in self._activities:
-            self._add_activity_push(entry, self._log(entry), self._activities[entry.token])
+        self.counts["pushes"] += 1
+        if entry.kills:
+            self.deaths.setdefault(entry.token, entry.at)
+        wanted = ("start",) if entry.token in self._starters else ("update", "end")
+        if entry.status is None and entry.alert is not None and entry.event in wanted:
+            self.unanswered.setdefault(entry.token, []).append(entry)
+        if entry.accepted and entry.event in wanted:
+            self.accepted.setdefault(entry.token, []).append(entry)
+            self.counts[f"{entry.event}s"] += 1
 
-    def _log(self, push: Push) -> _TokenLog:
-        log = self._logs.setdefault(push.token, _TokenLog())
-        log.pushes += 1
-        if log.dead is not None and push.at > log.dead.at + DEAD_GRACE_S:
-            log.after_dead.append((push, log.dead))
-            if push.kills:
-                log.dead = push  # learnt again: the pushes after it are judged by this death
-        elif log.dead is None and push.kills:
-            log.dead = push
-        return log
-
-    def _add_start(self, push: Push, log: _TokenLog) -> None:
-        if push.event != "start" or push.fixture_id is None or push.status != 200:
-            return
-        key = (push.fixture_id, push.generation)
-        self._kickoffs.setdefault(key, push.at)
-        if push.accepted:
-            log.starts[key] += 1
-            log.start_times.setdefault(key, []).append(push.at)
-            log.start_versions.setdefault(key, push.version)
-
-    def _add_activity_push(self, push: Push, log: _TokenLog, report: ActivityReport) -> None:
-        key = (report.fixture_id, report.generation)
-        if push.event == "update" and push.alert and push.version is not None:
-            self._alerts.setdefault(key, {}).setdefault(push.version, push.at)
-            log.answered_alerts[push.version] = max(push.at, log.answered_alerts.get(push.version, push.at))
-        if push.event == "end":
-            self._ends.setdefault(key, push.at)
-        if push.status != 200 or push.event not in ("update", "end"):
-            return
-        if push.timestamp is not None:
-            if (
-                log.last_timestamp is not None
-                and push.timestamp < log.last_timestamp
-                and log.disorder is None
-            ):
-                log.disorder = (log.last_timestamp, push.timestamp, push.seq)
-            log.last_timestamp = max(push.timestamp, log.last_timestamp or push.timestamp)
-        log.first_at = push.at if log.first_at is None else log.first_at
-        if push.version is not None:
-            log.max_version = max(push.version, log.max_version or push.version)
-        if not push.accepted:
-            return
-        if push.event == "end":
-            log.end_versions.append(push.version)
-            log.end_alerts += push.alert
-        else:
-            log.updates += 1
-            if push.alert and push.version is not None:
-                log.alerts[push.version] += 1
-
-    # --- the verdict ---------------------------------------------------------------------------
+    def figures(self) -> dict[str, int]:
+        """The journal's counts, and (once `violations` ran) the excuses it counted."""
+        return {key: self.counts[key] for key in FIGURES}
 
     def violations(self, facts: MatchFacts, horizon: float) -> list[Violation]:
         """Every broken rule (module docstring), judged as of `horizon` (epoch seconds)."""
-        found: list[Violation] = []
-        for phone in self.phones:
-            found += self._start_violations(phone, facts, horizon)
-            for report in phone.activities:
-                found += self._activity_violations(phone, report, facts, horizon)
-        for token, log in self._logs.items():
-            late = [(push, death) for push, death in log.after_dead if not facts.killed_around(death.at)]
-            self.deaths_lost_at_kill += len(log.after_dead) - len(late)
-            if late:
-                death = late[0][1]
-                found.append(
-                    Violation(
-                        CHECK,
-                        f"token {_short(token)}",
-                        f"{AFTER_DEAD}: {len(late)} pushes after APNs answered {death.status} "
-                        f"{death.reason} at seq {death.seq}",
-                    )
-                )
+        matches: dict[int, _Match] = {}
+        for published in sorted(facts.published, key=lambda published: published.stamp):
+            matches.setdefault(published.fixture_id, _Match()).pushes.append(published)
+        judge = _Judge(self, facts, matches, horizon)
+        return [violation for phone in self.phones for violation in judge.phone(phone)]
+
+
+@dataclass
+class _Judge:
+    """The rules for one horizon, over one ledger and one set of facts."""
+
+    ledger: DeviceLedger
+    facts: MatchFacts
+    matches: Mapping[int, _Match]
+    horizon: float
+
+    @property
+    def cut(self) -> float:
+        return self.horizon - HORIZON_GRACE_S
+
+    def phone(self, phone: PhoneRecord) -> list[Violation]:
+        starts: dict[tuple[int, int], list[Push]] = {}
+        for push in self.ledger.accepted.get(phone.push_to_start_token.lower(), []):
+            if push.fixture_id is not None:
+                starts.setdefault((push.fixture_id, push.generation), []).append(push)
+        found = self._starts(phone, starts)
+        activities: dict[tuple[int, int], list[ActivityReport]] = {}
+        for report in phone.activities:
+            activities.setdefault((report.fixture_id, report.generation), []).append(report)
+        for key, reports in activities.items():
+            start = starts.get(key, [None])[0]
+            found += self._activity(phone, reports, start)
         return found
 
-    def figures(self) -> dict[str, int]:
-        """Counts from the journal: pushes to our tokens, accepted starts, updates and ends; and,
-        once `violations` ran, the alerts it excused as in flight at a kill and the pushes to
-        dead tokens whose death a kill cut off."""
-        logs = self._logs.values()
-        return {
-            "pushes": sum(log.pushes for log in logs),
-            "starts": sum(sum(log.starts.values()) for log in logs),
-            "updates": sum(log.updates for log in logs),
-            "ends": sum(len(log.end_versions) for log in logs),
-            "unregistered": self.unregistered,
-            "alerts_in_doubt_at_kill": self.in_doubt_at_kill,
-            "deaths_lost_at_kill": self.deaths_lost_at_kill,
-        }
+    # --- rule 1 --------------------------------------------------------------------------------
 
-    def _start_violations(self, phone: PhoneRecord, facts: MatchFacts, horizon: float) -> list[Violation]:
-        log = self._logs.get(phone.push_to_start_token.lower(), _TokenLog())
+    def _starts(self, phone: PhoneRecord, starts: Mapping[tuple[int, int], list[Push]]) -> list[Violation]:
+        token = phone.push_to_start_token
         found: list[Violation] = []
-        for (fixture, generation), count in sorted(log.starts.items()):
-            subject = _subject(fixture, phone, phone.push_to_start_token, generation)
+        for (fixture, generation), pushes in sorted(starts.items()):
+            subject = _subject(fixture, phone, token, generation)
             if fixture not in phone.asked:
                 found.append(Violation(CHECK, subject, START_UNFOLLOWED))
-            if count > 1:
+            confirmed = min(
+                (
+                    report.reported_at
+                    for report in phone.activities
+                    if (report.fixture_id, report.generation) == (fixture, generation)
+                    and report.refused is None
+                ),
+                default=None,
+            )
+            again = [push for push in pushes[1:] if confirmed is not None and confirmed < push.at]
+            self.ledger.counts["starts_again_unreported"] += len(pushes) - 1 - len(again)
+            if again:
+                detail = f"{START_TWICE}: {len(pushes)} starts {_times(p.at for p in pushes)}"
                 found.append(
-                    Violation(
-                        CHECK,
-                        subject,
-                        f"{START_TWICE} {count} times {_times(log.start_times[(fixture, generation)])}, "
-                        f"{_reported(phone, fixture, generation)}",
-                    )
+                    Violation(CHECK, subject, f"{detail}, token reported {_times([confirmed or 0])}")
                 )
-        for fixture, chance in self._follows_due(phone, log, facts, horizon):
-            if not any(count for (f, _), count in log.starts.items() if f == fixture):
-                detail = f"{START_MISSING}: owed {_times([chance])}, follow confirmed {_times([phone.follows[fixture]])}"
-                found.append(
-                    Violation(
-                        CHECK,
-                        _subject(fixture, phone, phone.push_to_start_token, 1),
-                        detail + _start_words(phone, fixture, facts),
+        if phone.deleted_at is not None or token.lower() in self.ledger.deaths:
+            return found
+        for fixture, followed_at in sorted(phone.follows.items()):
+            for generation, since in self._owed_starts(fixture, followed_at):
+                if (fixture, generation) not in starts:
+                    detail = (
+                        f"{START_MISSING}: owed {_times([since])}, follow confirmed {_times([followed_at])}"
                     )
-                )
-        for fixture, generation, kickoff in self._renewals_due(phone, log, horizon):
-            if log.starts[(fixture, generation)] == 0:
-                subject = _subject(fixture, phone, phone.push_to_start_token, generation)
-                detail = f"{START_MISSING}: owed {_times([kickoff])}"
-                found.append(Violation(CHECK, subject, detail + _start_words(phone, fixture, facts)))
+                    subject = _subject(fixture, phone, token, generation)
+                    found.append(Violation(CHECK, subject, detail + self._words(phone, fixture)))
         return found
 
-    def _follows_due(
-        self, phone: PhoneRecord, log: _TokenLog, facts: MatchFacts, horizon: float
-    ) -> list[tuple[int, float]]:
-        """The followed fixtures owed a first start, of whichever generation (rule 1), each with
-        the moment it became owed."""
-        if log.dead is not None:
-            return []
-        due: list[tuple[int, float]] = []
-        for fixture, followed_at in sorted(phone.follows.items()):
-            chance = self._first_chance(fixture, followed_at, facts)
-            if chance is not None and _owed(chance, phone, horizon):
-                due.append((fixture, chance))
-        return due
+    def _owed_starts(self, fixture: int, followed_at: float) -> Iterator[tuple[int, float]]:
+        """(generation, owed since) for each start a follow confirmed at `followed_at` is owed."""
+        match = self.matches.get(fixture, _Match())
+        for generation, started_at in sorted(match.starts().items()):
+            since = max(followed_at, started_at)
+            closed = match.closed(generation)
+            until = self.horizon if closed is None else min(closed, self.horizon)
+            if _up_time(since, until, self.facts.outages) >= HORIZON_GRACE_S:
+                yield generation, since
 
-    def _first_chance(self, fixture: int, followed_at: float, facts: MatchFacts) -> float | None:
-        """When Scoreline could first start a follow confirmed at `followed_at`: then, if a
-        generation was running and did not end within `GRACE_S`; else the next generation's
-        kick-off; None if none came (with no start in the journal at all, Postgres says whether
-        the match kicked off)."""
-        over_at = facts.over_at.get(fixture)
-        if over_at is not None and followed_at >= over_at - GRACE_S:
-            return None  # the follow met the match closing (or over): no start is owed
-        generations = sorted((g, at) for (f, g), at in self._kickoffs.items() if f == fixture)
-        if not generations:
-            return followed_at if fixture in facts.kicked_off else None
-        for generation, kickoff in generations:
-            ended = self._ends.get((fixture, generation))
-            if kickoff > followed_at:
-                return kickoff
-            if ended is None or ended > followed_at + GRACE_S:
-                return followed_at
+    # --- rules 2 and 3 -------------------------------------------------------------------------
+
+    def _activity(
+        self, phone: PhoneRecord, reports: Sequence[ActivityReport], start: Push | None
+    ) -> list[Violation]:
+        fixture, generation = reports[0].fixture_id, reports[0].generation
+        match = self.matches.get(fixture, _Match())
+        pushes = sorted(
+            (push for report in reports for push in self.ledger.accepted.get(report.token.lower(), [])),
+            key=lambda push: push.seq,
+        )
+        shown, taken = phone_view(start, pushes)
+        subject = _subject(fixture, phone, reports[-1].token, generation)
+        found: list[Violation] = []
+        alerted: dict[tuple[int, int | None], list[float]] = {}
+        for push in taken:
+            if push.alert is not None:
+                alerted.setdefault(match.moment(push, generation), []).append(push.at)
+        for (_, version), times in sorted(alerted.items(), key=lambda item: (item[0][0], item[0][1] or 0)):
+            if len(times) > 1:
+                detail = f"{ALERT_TWICE}: {len(times)} times, version {version} {_times(times)}"
+                found.append(Violation(CHECK, subject, detail))
+        problem = self._shows(phone, reports, match, shown)
+        if problem is not None:
+            found.append(Violation(CHECK, subject, problem + self._words(phone, fixture)))
+        unanswered = [
+            push for report in reports for push in self.ledger.unanswered.get(report.token.lower(), [])
+        ]
+        for problem in self._alerts_owed(phone, reports, match, pushes, unanswered):
+            found.append(Violation(CHECK, subject, problem + self._words(phone, fixture)))
+        return found
+
+    def _gone(self, phone: PhoneRecord, report: ActivityReport) -> bool:
+        """Nothing can reach the activity any more: its newest token is dead, or the app is gone."""
+        return phone.deleted_at is not None or report.token.lower() in self.ledger.deaths
+
+    def _shows(
+        self, phone: PhoneRecord, reports: Sequence[ActivityReport], match: _Match, shown: Shown | None
+    ) -> str | None:
+        """Rule 2: what the activity shows, against the newest state published before the cut."""
+        newest = reports[-1]
+        if self._gone(phone, newest) or newest.reported_at > self.cut:
+            return None
+        owed = match.of(newest.generation, self.cut)
+        if not owed:
+            return None
+        expected = owed[-1]
+        refused = "" if newest.refused is None else f" (its token report was refused {newest.refused})"
+        if expected.event == "end":
+            ends = {
+                push.stamp: push for push in match.of(newest.generation, self.horizon) if push.event == "end"
+            }
+            end = ends.get(shown.timestamp) if shown is not None and shown.event == "end" else None
+            if end is None or shown is None or shown.version != end.version:
+                return (
+                    f"{END_MISSING} (version {expected.version}, published {_times([expected.at])}): "
+                    f"it shows {_shown(shown)}{refused}"
+                )
+            return None
+        if shown is None or shown.timestamp < expected.stamp:
+            return (
+                f"{STATE_BEHIND}: {_shown(shown)}, the newest published is version {expected.version} "
+                f"{_times([expected.at])}{refused}"
+            )
         return None
 
-    def _renewals_due(
-        self, phone: PhoneRecord, log: _TokenLog, horizon: float
-    ) -> list[tuple[int, int, float]]:
-        """The generations after the first this phone is owed (each one started after one it
-        got), with their kick-offs."""
-        if log.dead is not None:
-            return []
-        return [
-            (fixture, generation, kickoff)
-            for (fixture, generation), kickoff in sorted(self._kickoffs.items())
-            if generation > 1 and log.starts[(fixture, generation - 1)] > 0 and _owed(kickoff, phone, horizon)
-        ]
-
-    def _activity_violations(
-        self, phone: PhoneRecord, report: ActivityReport, facts: MatchFacts, horizon: float
-    ) -> list[Violation]:
-        log = self._logs.get(report.token.lower(), _TokenLog())
-        subject = _subject(report.fixture_id, phone, report.token, report.generation)
-        found = [
-            Violation(CHECK, subject, f"{ALERT_TWICE} {count} times: version {version}")
-            for version, count in sorted(log.alerts.items())
-            if count > 1
-        ]
-        for version in self._alerts_due(phone, report, log, facts, horizon):
-            if log.alerts[version]:
-                continue
-            if facts.killed_in_flight(report.token.lower(), version, log.answered_alerts.get(version)):
-                self.in_doubt_at_kill += 1
-            else:
-                detail = f"{ALERT_MISSING}: version {version}"
-                if facts.claims is not None:
-                    detail += f" (claim: {facts.claims.get((report.token.lower(), version), 'none')})"
-                found.append(Violation(CHECK, subject, detail))
-        if log.disorder is not None:
-            newest, older, seq = log.disorder
-            found.append(
-                Violation(CHECK, subject, f"{OUT_OF_ORDER}: {older:.15g} after {newest:.15g} (seq {seq})")
-            )
-        if log.end_alerts > 1:
-            found.append(Violation(CHECK, subject, f"{END_TWICE} {log.end_alerts} times"))
-        elif not log.end_versions and self._end_due(phone, report, log, facts, horizon):
-            found.append(Violation(CHECK, subject, END_MISSING))
-        return found
-
-    def _alerts_due(
-        self, phone: PhoneRecord, report: ActivityReport, log: _TokenLog, facts: MatchFacts, horizon: float
-    ) -> list[int]:
-        """The key-moment versions this activity is owed (rule 2)."""
-        key = (report.fixture_id, report.generation)
-        # A moment's fan-out began at its first claim (Postgres) or, for one Postgres does not
-        # show, its first push (the journal): whichever is earlier, as a claim precedes its push.
-        claimed, pushed = facts.alerts.get(key, {}), self._alerts.get(key, {})
-        moments = {
-            version: min(claimed.get(version, at), pushed.get(version, at))
-            for version, at in {**claimed, **pushed}.items()
-        }
-        starter = self._logs.get(phone.push_to_start_token.lower(), _TokenLog())
-        shown = starter.start_versions.get(key)
-        end = log.end_versions[0] if log.end_versions else None
-        gone = log.dead is not None or phone.deleted_at is not None
-        due: list[int] = []
-        for version, first_at in sorted(moments.items()):
-            known = (log.first_at is not None and first_at > log.first_at) or (
-                first_at > report.reported_at + GRACE_S
-            )
+    def _alerts_owed(
+        self,
+        phone: PhoneRecord,
+        reports: Sequence[ActivityReport],
+        match: _Match,
+        pushes: Sequence[Push],
+        unanswered: Sequence[Push],
+    ) -> Iterator[str]:
+        """Rule 3: the key moments whose alert the activity is owed and never showed."""
+        generation = reports[0].generation
+        for moment in match.of(generation, self.cut):
             if (
-                known
-                and (shown is None or version > shown)
-                and (end is None or version <= end)
-                and (not gone or (log.max_version is not None and version < log.max_version))
-                and first_at + GRACE_S <= horizon
+                moment.event != "update"
+                or moment.alert is None
+                or not self._reachable(phone, reports, moment)
             ):
-                due.append(version)
-        return due
+                continue
+            first = next((p for p in pushes if p.at > moment.at and (p.timestamp or 0) >= moment.stamp), None)
+            if first is None and self._gone(phone, reports[-1]):
+                continue
+            if first is not None:
+                carried = None if first.alert is None else match.moment(first, generation)
+                version = moment.version or 0
+                if carried is not None and (carried[1] or 0) >= version:
+                    if (carried[1] or 0) > version:
+                        self.ledger.counts["alerts_replaced"] += 1
+                    continue
+                if first.at > moment.stale_date:
+                    self.ledger.counts["alerts_expired"] += 1
+                    continue
+            until = self.horizon if first is None else first.at
+            if any(
+                moment.at < push.at <= until
+                and (push.timestamp or 0) >= moment.stamp
+                and (match.moment(push, generation)[1] or 0) >= (moment.version or 0)
+                for push in unanswered
+            ):
+                self.ledger.counts["alerts_lost_unanswered"] += 1
+                continue
+            if any(span.meets(moment.at, until) for span in self.facts.interruptions):
+                self.ledger.counts["alerts_lost_at_interruption"] += 1
+                continue
+            after = "no push reached it since" if first is None else f"the next push {_pushed(first)}"
+            yield f"{ALERT_MISSING}: version {moment.version} published {_times([moment.at])}, {after}"
 
-    def _end_due(
-        self, phone: PhoneRecord, report: ActivityReport, log: _TokenLog, facts: MatchFacts, horizon: float
-    ) -> bool:
-        """Whether this activity is owed an end (rule 4)."""
-        if log.dead is not None:
+    def _reachable(self, phone: PhoneRecord, reports: Sequence[ActivityReport], moment: Published) -> bool:
+        """Whether the activity had a live, reported token when `moment` was published."""
+        current = None
+        for report in reports:
+            if report.refused is None and report.reported_at <= moment.at:
+                current = report
+        if current is None or (phone.deleted_at is not None and phone.deleted_at <= moment.at):
             return False
-        fixture, generation = report.fixture_id, report.generation
-        ended = [at for (f, g), at in self._ends.items() if f == fixture and g >= generation]
-        ended += [at for (f, g), at in self._kickoffs.items() if f == fixture and g > generation]
-        if not ended:
-            return report.fixture_id in facts.over and _owed(report.reported_at, phone, horizon)
-        return _owed(min(ended), phone, horizon)
+        died = self.ledger.deaths.get(current.token.lower())
+        return died is None or died > moment.at
+
+    def _words(self, phone: PhoneRecord, fixture: int) -> str:
+        if self.facts.words is None:
+            return ""
+        return f" (postgres: {self.facts.words.get((phone.device, fixture), 'no follow')})"
 
 
-def _owed(since: float, phone: PhoneRecord, horizon: float) -> bool:
-    """Something that became due at `since` is judged once Scoreline had `GRACE_S` for it, and
-    only if the app was still installed by then."""
-    deadline = since + GRACE_S
-    return deadline <= horizon and (phone.deleted_at is None or phone.deleted_at > deadline)
+def _up_time(began: float, ended: float, outages: Iterable[Span]) -> float:
+    """Seconds of [began, ended] outside every outage."""
+    down = 0.0
+    reached = began
+    for span in sorted(outages, key=lambda span: span.began):
+        low, high = max(span.began, reached), min(span.ended, ended)
+        if high > low:
+            down += high - low
+            reached = max(reached, high)
+    return max(0.0, ended - began - down)
 
 
 def _subject(fixture: int, phone: PhoneRecord, token: str, generation: int) -> str:
     name = f"fixture {fixture} device {phone.device} token {_short(token)}"
     return name if generation == 1 else f"{name} generation {generation}"
+
+
+def _shown(shown: Shown | None) -> str:
+    if shown is None:
+        return "nothing"
+    return f"{shown.event} version {shown.version} (timestamp {shown.timestamp:.15g})"
+
+
+def _pushed(push: Push) -> str:
+    carried = "no alert" if push.alert is None else f"alert {push.alert[0]!r}"
+    return f"{_times([push.at])} (version {push.version}) carried {carried}"
 
 
 def clock(epoch: float) -> str:
@@ -589,22 +643,6 @@ def clock(epoch: float) -> str:
 
 def _times(moments: Iterable[float]) -> str:
     return "at " + ", ".join(clock(at) for at in moments)
-
-
-def _reported(phone: PhoneRecord, fixture: int, generation: int) -> str:
-    """When the phone's report of that activity's token was accepted, if it was: a start sent
-    again after its doubt (`START_DOUBT_GRACE_S`) means no report had come by then."""
-    for report in phone.activities:
-        if (report.fixture_id, report.generation) == (fixture, generation):
-            return f"token reported {_times([report.reported_at])}"
-    return "token never reported"
-
-
-def _start_words(phone: PhoneRecord, fixture: int, facts: MatchFacts) -> str:
-    """How Postgres shows the phone's start, when it was read (`MatchFacts.starts`)."""
-    if facts.starts is None:
-        return ""
-    return f" (postgres: {facts.starts.get((phone.device, fixture), 'no follow')})"
 
 
 def _short(token: str) -> str:

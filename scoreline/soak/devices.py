@@ -1,5 +1,6 @@
 """The soak's simulated iPhones: they register, follow matches, report their Live Activities'
-update tokens, and a few delete the app mid-run; `check` then judges every push they got.
+update tokens, rotate a few, report a few late, and a few delete the app mid-run; `check` then
+judges what each phone would show (`scoreline.soak.device_check`).
 
 Each phone does what the app does (as `scoreline.devstack.demo_phones`, at soak scale):
 
@@ -9,29 +10,32 @@ Each phone does what the app does (as `scoreline.devstack.demo_phones`, at soak 
 - when an accepted push-to-start for a match reaches its push-to-start token, it reports a new
   update token for that activity (`PUT /v1/devices/{id}/live-activities/{fixture}` with the
   generation the start's attributes carry), as ActivityKit hands one to the app;
+- a seeded `ROTATING_SHARE` rotate each running activity's update token a seeded while after
+  reporting it, as ActivityKit does: the old token answers 410 from then on (`POST /_sim/unregister`)
+  and the phone reports the new one;
+- a seeded `LATE_SHARE` report their activity's token only once the match's end has reached
+  some phone (the end must still reach them);
 - a seeded 1% delete the app a seeded while after their first activity was reported: the APNs
-  simulator is told (`POST /_sim/unregister`) that every token the phone ever had is gone, as
-  Apple answers 410 once an app is deleted, and the phone does nothing more.
+  simulator is told that every token the phone ever had is gone, as Apple answers 410 once an app
+  is deleted, and the phone does nothing more.
 
 Pushes are discovered by tailing the simulator's journal file (`SoakTargets.apns_journal`), one
 reader for all phones: asking the admin API per phone would be 10,000 requests a second.
 
-The stack is being broken all along (API processes killed, Postgres restarted, Redis flushed), so
+The stack is being broken all along (API processes killed, Postgres stopped, Redis flushed), so
 every call is retried like the app would: on a connection error, a 5xx or a 429 (after its
 `Retry-After`), with seeded, jittered exponential backoff, moving to the next API process when one
 does not answer. A registration whose answer was lost comes back as 409 `install_registered`; the
 phone then registers a new install id, as an app that lost its device token must. Every random
 choice comes from the `rng` given (one seeded `random.Random` per phone, drawn in order at
-construction), so a seed replays the same phones, tokens, follows and deletions.
+construction), so a seed replays the same phones, tokens, follows, rotations and deletions.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
-import math
 import random
 import time
 from collections.abc import Collection, Coroutine, Sequence
@@ -42,8 +46,6 @@ from typing import Any
 import asyncpg
 import httpx
 
-from domain.snapshot import MatchState
-from domain.states import BREAK_STATES, OVER_STATES, OVERNIGHT_STATES, PLAYING_STATES
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.logging import get_logger
 from scoreline.soak.device_check import (
@@ -52,10 +54,14 @@ from scoreline.soak.device_check import (
     DeviceLedger,
     MatchFacts,
     PhoneRecord,
+    Published,
     Push,
+    Span,
+    alert_of,
     clock,
     parse_line,
 )
+from scoreline.soak.faults import SENDING_OUTAGES, WORKER_INTERRUPTIONS, InjectedFault
 from scoreline.soak.model import CheckResult, SoakFixtures, SoakTargets, Violation
 
 log = get_logger("scoreline.soak.devices")
@@ -69,6 +75,12 @@ TOKEN_BYTES = 80
 DELETING_SHARE = 0.01
 DELETE_AFTER_S = (10.0, 120.0)
 """A deleting phone deletes the app this long (seeded) after its first activity was reported."""
+ROTATING_SHARE = 0.03
+ROTATE_AFTER_S = (15.0, 90.0)
+"""A rotating phone rotates each activity's token this long (seeded) after reporting it, if the
+activity has not ended by then: mid-match, as ActivityKit does."""
+LATE_SHARE = 0.03
+"""Phones that report their activities' tokens only after the match's end reached some phone."""
 POLL_S = 1.0
 """How often the journal file is read for new pushes."""
 FOLLOW_AGAIN_S = 10.0
@@ -79,9 +91,10 @@ BACKOFF_S = (0.2, 10.0)
 REQUEST_TIMEOUT_S = 10.0
 READ_CHUNK = 8 * 1024 * 1024
 """Most bytes read from the journal file per poll."""
-KICKED_OFF_STATES = PLAYING_STATES | BREAK_STATES | OVERNIGHT_STATES | {MatchState.FINISHED}
-"""Fixture states that mean play began (not cancelled, abandoned or deleted before it did)."""
 DATABASE_TIMEOUT_S = 60.0
+
+Key = tuple[int, int]
+"""(fixture, generation): one of a phone's activities."""
 
 
 @dataclass
@@ -97,16 +110,19 @@ class _Phone:
     push_to_start_token: str
     wanted: tuple[int, ...]
     delete_after: float | None
+    rotate_after: float | None = None
+    reports_late: bool = False
     device_id: str | None = None
     auth: dict[str, str] = field(default_factory=dict)
     registrations: int = 0
     follows: dict[int, float] = field(default_factory=dict)
     given_up: set[int] = field(default_factory=set)
-    pending: set[tuple[int, int]] = field(default_factory=set)
+    pending: set[Key] = field(default_factory=set)
     """(fixture, generation) starts seen, whether or not their report succeeded."""
     issued: list[str] = field(default_factory=list)
     """Every update token the phone made (reported or not): deleting the app kills them all."""
-    activities: dict[tuple[int, int], ActivityReport] = field(default_factory=dict)
+    reports: list[ActivityReport] = field(default_factory=list)
+    """Every report the API answered (confirmed or refused), in order."""
     deleted_at: float | None = None
     abandoned: bool = False
     """The API refused the registration for good (a bug of ours or of the API): the phone stops."""
@@ -119,6 +135,11 @@ class _Phone:
         open_follows = set(self.wanted) - set(self.follows) - self.given_up
         return self.device_id is None or bool(open_follows)
 
+    @property
+    def ordinary(self) -> bool:
+        """Neither deletes the app, nor rotates, nor reports late: a phone to hold a hot token."""
+        return self.delete_after is None and self.rotate_after is None and not self.reports_late
+
     def new_token(self) -> str:
         return self.rng.randbytes(TOKEN_BYTES).hex()
 
@@ -128,7 +149,7 @@ class _Phone:
             push_to_start_token=self.push_to_start_token,
             follows=dict(self.follows),
             asked=frozenset(self.wanted),
-            activities=tuple(self.activities.values()),
+            activities=tuple(self.reports),
             deleted_at=self.deleted_at,
         )
 
@@ -177,25 +198,34 @@ class DevicePart:
         fixtures: SoakFixtures,
         rng: random.Random,
         devices: int,
-        worker_kills: Sequence[float] = (),
+        faults: Sequence[InjectedFault] = (),
     ) -> None:
         self._targets = targets
-        self._worker_kills = worker_kills
-        """The stack's record of its SIGKILLs of workers (read when checking)."""
+        self._faults = faults
+        """The soak's fault records (read when checking): workers' interruptions, outages."""
         self._fixtures = fixtures.all
-        deleting = set(rng.sample(range(devices), round(devices * DELETING_SHARE)))
+        everyone = range(devices)
+        deleting = set(rng.sample(everyone, round(devices * DELETING_SHARE)))
+        others = [n for n in everyone if n not in deleting]
+        rotating = set(rng.sample(others, round(devices * ROTATING_SHARE)))
+        late = set(rng.sample([n for n in others if n not in rotating], round(devices * LATE_SHARE)))
         self._phones = [
-            self._plan(n, random.Random(rng.getrandbits(64)), n in deleting) for n in range(devices)
+            self._plan(n, random.Random(rng.getrandbits(64)), n in deleting, n in rotating, n in late)
+            for n in everyone
         ]
+        self._hot_rng = random.Random(rng.getrandbits(64))
         self._by_starter = {phone.push_to_start_token: phone for phone in self._phones}
+        self._by_update: dict[str, tuple[_Phone, Key]] = {}
+        self._ended: set[Key] = set()
+        """Activities an accepted end reached (on any phone), as the journal shows them."""
         self._joining = asyncio.Semaphore(IN_FLIGHT)
         self._reporting = asyncio.Semaphore(IN_FLIGHT)
         self._tasks: set[asyncio.Task[None]] = set()
-        self._refused_reports = 0
+        self._rotated = 0
         self._joined_after: float | None = None
         """Seconds until every phone was registered with its follows made (None: not by the end)."""
 
-    def _plan(self, index: int, rng: random.Random, deletes: bool) -> _Phone:
+    def _plan(self, index: int, rng: random.Random, deletes: bool, rotates: bool, late: bool) -> _Phone:
         wanted = tuple(rng.sample(self._fixtures, min(len(self._fixtures), rng.randint(1, 3))))
         return _Phone(
             index=index,
@@ -205,7 +235,22 @@ class DevicePart:
             push_to_start_token=rng.randbytes(TOKEN_BYTES).hex(),
             wanted=wanted,
             delete_after=rng.uniform(*DELETE_AFTER_S) if deletes else None,
+            rotate_after=rng.uniform(*ROTATE_AFTER_S) if rotates else None,
+            reports_late=late,
         )
+
+    def hot_token(self) -> tuple[str, str] | None:
+        """A running activity's update token on an ordinary phone, seeded among those reported so
+        far (the hot-token fault makes it fail for the rest of its match), with words naming it;
+        None while there is none."""
+        running = sorted(
+            (report.token, f"fixture {report.fixture_id} device {phone.device_id}")
+            for phone in self._phones
+            if phone.ordinary
+            for report in phone.reports
+            if report.refused is None and (report.fixture_id, report.generation) not in self._ended
+        )
+        return self._hot_rng.choice(running) if running else None
 
     async def run(self, stop: asyncio.Event) -> None:
         """Join the phones while following the journal, until `stop`; never raises for the stack's
@@ -243,8 +288,11 @@ class DevicePart:
         figures = {
             "devices": len(phones),
             "follows": sum(len(phone.follows) for phone in phones),
-            "reports": sum(len(phone.activities) for phone in phones),
-            "reports_refused": self._refused_reports,
+            "reports": sum(report.refused is None for phone in phones for report in phone.activities),
+            "reports_refused": sum(
+                report.refused is not None for phone in phones for report in phone.activities
+            ),
+            "rotated": self._rotated,
             "deleted": sum(phone.deleted_at is not None for phone in phones),
             **ledger.figures(),
         }
@@ -319,33 +367,63 @@ class DevicePart:
             )
             phone.given_up.add(fixture)
 
-    # --- starts, reports, deletions -------------------------------------------------------------
+    # --- starts, ends, reports, rotations, deletions --------------------------------------------
 
     async def _watch(self, api: _Api, admin: _Api, stop: asyncio.Event) -> None:
-        """Read new journal lines every `POLL_S`; report each start that reached one of our phones."""
+        """Read new journal lines every `POLL_S`: report each start that reached one of our phones,
+        and note each end that reached one of their activities."""
         tail = _JournalTail(self._targets.apns_journal)
         while not stop.is_set():
-            for start in await asyncio.to_thread(_new_starts, tail):
-                phone = self._by_starter.get(start.token)
+            for push in await asyncio.to_thread(_new_starts_and_ends, tail):
+                if push.event == "end":
+                    self._end_seen(push)
+                    continue
+                phone = self._by_starter.get(push.token)
                 if phone is not None:
-                    self._started(api, admin, phone, start, stop)
+                    self._started(api, admin, phone, push, stop)
             if not tail.behind:
                 await _sleep_unless(stop, POLL_S)
 
+    def _end_seen(self, end: Push) -> None:
+        reached = self._by_update.get(end.token)
+        if reached is not None:
+            self._ended.add(reached[1])
+
     def _started(self, api: _Api, admin: _Api, phone: _Phone, start: Push, stop: asyncio.Event) -> None:
-        assert start.fixture_id is not None, "_new_starts keeps starts with a fixture only"
+        assert start.fixture_id is not None, "_new_starts_and_ends keeps starts with a fixture only"
         key = (start.fixture_id, start.generation)
         if phone.deleted_at is not None or phone.device_id is None or key in phone.pending:
             return
         phone.pending.add(key)
         self._spawn(self._report(api, admin, phone, key, stop))
 
-    async def _report(
-        self, api: _Api, admin: _Api, phone: _Phone, key: tuple[int, int], stop: asyncio.Event
-    ) -> None:
-        fixture, generation = key
+    async def _report(self, api: _Api, admin: _Api, phone: _Phone, key: Key, stop: asyncio.Event) -> None:
+        """Report the new activity's token (a late phone once the match's end reached a phone);
+        then, as planned, delete the app or rotate the token."""
         token = phone.new_token()
         phone.issued.append(token)
+        self._by_update[token] = (phone, key)
+        first = not any(report.refused is None for report in phone.reports)
+        if phone.reports_late:
+            while not self._has_ended(key) and not stop.is_set():
+                await _sleep_unless(stop, POLL_S)
+        report = await self._put_token(api, phone, key, token)
+        if report is None or report.refused is not None:
+            return
+        if first and phone.delete_after is not None:
+            self._spawn(self._delete_app(admin, phone, phone.delete_after, stop))
+        if phone.rotate_after is not None:
+            self._spawn(self._rotate(api, admin, phone, key, token, stop))
+
+    def _has_ended(self, key: Key) -> bool:
+        """An end of this generation or a newer one of the fixture reached some phone."""
+        fixture, generation = key
+        return any(f == fixture and g >= generation for f, g in self._ended)
+
+    async def _put_token(self, api: _Api, phone: _Phone, key: Key, token: str) -> ActivityReport | None:
+        """Report `token` for the activity; the report as the API answered it (None: stopped, or
+        the app was deleted meanwhile)."""
+        fixture, generation = key
         async with self._reporting:
             response = await api.call(
                 phone.jitter,
@@ -355,14 +433,29 @@ class DevicePart:
                 headers=phone.auth,
             )
         if response is None or phone.deleted_at is not None:
+            return None
+        refused = None if response.status_code == 200 else response.status_code
+        if refused is not None:
+            log.warning("soak.report_refused", phone=phone.index, fixture=fixture, status=refused)
+        report = ActivityReport(token, fixture, generation, time.time(), refused)
+        phone.reports.append(report)
+        return report
+
+    async def _rotate(
+        self, api: _Api, admin: _Api, phone: _Phone, key: Key, old: str, stop: asyncio.Event
+    ) -> None:
+        """After the phone's `rotate_after`, unless the activity ended: the old token dies at APNs
+        and the phone reports a new one."""
+        assert phone.rotate_after is not None
+        await _sleep_unless(stop, phone.rotate_after)
+        if stop.is_set() or phone.deleted_at is not None or key in self._ended:
             return
-        if response.status_code != 200:
-            self._refused_reports += 1  # e.g. 409: the match ended before the phone reported
-            return
-        first = not phone.activities
-        phone.activities[key] = ActivityReport(token, fixture, generation, time.time())
-        if first and phone.delete_after is not None:
-            self._spawn(self._delete_app(admin, phone, phone.delete_after, stop))
+        token = phone.new_token()
+        phone.issued.append(token)
+        self._by_update[token] = (phone, key)
+        await admin.call(phone.jitter, "POST", "/_sim/unregister", body={"token": old})
+        self._rotated += 1
+        await self._put_token(api, phone, key, token)
 
     async def _delete_app(self, admin: _Api, phone: _Phone, after: float, stop: asyncio.Event) -> None:
         """After `after` seconds the app is deleted: every token it had is gone at APNs. The time
@@ -380,69 +473,24 @@ class DevicePart:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    # --- Postgres -------------------------------------------------------------------------------
+    # --- facts ----------------------------------------------------------------------------------
 
     async def _facts(self) -> MatchFacts:
-        """Which fixtures kicked off and ended, and the key moments Scoreline alerted (`effect_log`)."""
+        """What the matches published (`la_push`) and how each follow stands in Postgres; the
+        workers' interruptions and the outages, from the fault records."""
+        fixtures = list(self._fixtures)
         async with asyncio.timeout(DATABASE_TIMEOUT_S):
             connection = await _connect(self._targets.database_url)
             try:
-                # When each match became over: its first change to an over state (the board's own
-                # stamp moves with every later edit, like a ball corrected after the result).
-                states = await connection.fetch(
-                    """SELECT f.id, f.state,
-                              (SELECT extract(epoch FROM min(e.created_at))::float8 FROM domain_event e
-                               WHERE e.fixture_id = f.id AND e.payload->>'state' = ANY($2::text[])) AS over_at
-                       FROM fixture f WHERE f.id = ANY($1::bigint[])""",
-                    list(self._fixtures),
-                    [state.value for state in OVER_STATES],
-                )
-                alerts = await connection.fetch(
-                    """SELECT fixture_id, event_key, min(target) AS target,
-                              extract(epoch FROM min(created_at))::float8 AS at
-                       FROM effect_log WHERE effect = 'la.alert' AND fixture_id = ANY($1::bigint[])
-                       GROUP BY fixture_id, event_key""",
-                    list(self._fixtures),
-                )
-                generations = await connection.fetch(
-                    "SELECT id, generation FROM live_activity WHERE id = ANY($1::bigint[])",
-                    [int(row["target"]) for row in alerts if str(row["target"]).isdigit()],
-                )
-                # Alerts whose claim was marked as being sent by an attempt that then died.
-                in_doubt = await connection.fetch(
-                    """SELECT la.push_token, e.event_key,
-                              (e.outcome->'claim'->>'sending_at')::float8 AS marked_at
-                       FROM effect_log e JOIN live_activity la ON la.id = CAST(e.target AS bigint)
-                       WHERE e.effect = 'la.alert' AND e.fixture_id = ANY($1::bigint[])
-                         AND e.outcome->>'state' = 'in_doubt' AND e.outcome->'claim' ? 'sending_at'
-                         AND la.push_token IS NOT NULL""",
-                    list(self._fixtures),
-                )
-                claims = await connection.fetch(
-                    """SELECT la.push_token, e.event_key, e.outcome FROM effect_log e
-                       JOIN live_activity la ON la.id = CAST(e.target AS bigint)
-                       WHERE e.effect = 'la.alert' AND e.fixture_id = ANY($1::bigint[])
-                         AND la.push_token IS NOT NULL""",
-                    list(self._fixtures),
-                )
-                starts = await _starts_in_words(connection, list(self._fixtures))
+                published = await _published_pushes(connection, fixtures)
+                words = await _follows_in_words(connection, fixtures)
             finally:
                 await connection.close()
-        facts = _match_facts(states, alerts, {int(row["id"]): int(row["generation"]) for row in generations})
-        return dataclasses.replace(
-            facts,
-            in_doubt={
-                (str(row["push_token"]).lower(), int(str(row["event_key"])[1:])): float(row["marked_at"])
-                for row in in_doubt
-                if str(row["event_key"])[1:].isdigit()
-            },
-            worker_kills=tuple(self._worker_kills),
-            claims={
-                (str(row["push_token"]).lower(), int(str(row["event_key"])[1:])): _claim_words(row["outcome"])
-                for row in claims
-                if str(row["event_key"])[1:].isdigit()
-            },
-            starts=starts,
+        return MatchFacts(
+            published=published,
+            interruptions=_spans(self._faults, WORKER_INTERRUPTIONS),
+            outages=_spans(self._faults, SENDING_OUTAGES),
+            words=words,
         )
 
 
@@ -469,17 +517,16 @@ class _JournalTail:
         return [line.decode() for line in lines if line]
 
 
-def _new_starts(tail: _JournalTail) -> list[Push]:
-    """The accepted push-to-starts among the lines written since the last call (read and parsed
+def _new_starts_and_ends(tail: _JournalTail) -> list[Push]:
+    """The accepted starts and ends among the lines written since the last call (read and parsed
     off the event loop; a cheap test first, as most lines are updates)."""
-    entries = [parse_line(line) for line in tail.read() if '"start"' in line]
+    entries = [parse_line(line) for line in tail.read() if '"start"' in line or '"end"' in line]
     return [
         entry
         for entry in entries
         if isinstance(entry, Push)
         and entry.accepted
-        and entry.event == "start"
-        and entry.fixture_id is not None
+        and (entry.event == "end" or (entry.event == "start" and entry.fixture_id is not None))
     ]
 
 
@@ -493,95 +540,88 @@ def _read_ledger(path: Path, phones: Collection[PhoneRecord]) -> DeviceLedger:
     return ledger
 
 
-def _match_facts(
-    states: Sequence[asyncpg.Record], alerts: Sequence[asyncpg.Record], generations: dict[int, int]
-) -> MatchFacts:
-    moments: dict[tuple[int, int], dict[int, float]] = {}
-    for row in alerts:
-        key, target = str(row["event_key"]), str(row["target"])
-        if key.startswith("v") and key[1:].isdigit() and target.isdigit():
-            generation = generations.get(int(target), 1)
-            moments.setdefault((int(row["fixture_id"]), generation), {})[int(key[1:])] = float(row["at"])
-    return MatchFacts(
-        kicked_off=frozenset(int(row["id"]) for row in states if row["state"] in KICKED_OFF_STATES),
-        over=frozenset(int(row["id"]) for row in states if row["state"] in OVER_STATES),
-        over_at={
-            int(row["id"]): float(row["over_at"])
-            for row in states
-            if row["state"] in OVER_STATES and row["over_at"] is not None
-        },
-        alerts=moments,
+async def _published_pushes(connection: asyncpg.Connection, fixtures: list[int]) -> tuple[Published, ...]:
+    """Every push the fixtures published (`la_push`), as the check holds them."""
+    rows = await connection.fetch(
+        """SELECT fixture_id, stamp, event, generation, (content_state->>'version')::bigint AS version,
+                  alert::text AS alert, stale_date, extract(epoch FROM created_at)::float8 AS at
+           FROM la_push WHERE fixture_id = ANY($1::bigint[])""",
+        fixtures,
+    )
+    return tuple(_published(row) for row in rows)
+
+
+def _published(row: asyncpg.Record) -> Published:
+    return Published(
+        fixture_id=int(row["fixture_id"]),
+        stamp=float(row["stamp"]),
+        event=str(row["event"]),
+        generation=int(row["generation"]),
+        version=None if row["version"] is None else int(row["version"]),
+        alert=None if row["alert"] is None else alert_of(json.loads(row["alert"])),
+        stale_date=float(row["stale_date"]),
+        at=float(row["at"]),
     )
 
 
-def _claim_words(outcome: str) -> str:
-    """An `effect_log` outcome (JSON) in a few words: its state, who claimed it, when it was
-    marked as being sent (UTC); for one in doubt, those of the claim it was found in."""
-    document = json.loads(outcome)
-    claim = document.get("claim") if isinstance(document.get("claim"), dict) else document
-    words = [str(document.get("state"))]
-    if claim.get("by"):
-        words.append(f"by {claim['by']}")
-    if isinstance(claim.get("sending_at"), int | float):
-        words.append(f"marked {clock(claim['sending_at'])}")
-    return " ".join(words)
+def _spans(faults: Sequence[InjectedFault], kinds: Collection[object]) -> tuple[Span, ...]:
+    """When the faults of `kinds` that were injected held (epoch seconds)."""
+    return tuple(
+        Span(fault.began_at, fault.ended_at)
+        for fault in faults
+        if fault.survived and fault.planned.kind in kinds
+    )
 
 
-async def _starts_in_words(connection: asyncpg.Connection, fixtures: list[int]) -> dict[tuple[str, int], str]:
-    """(device id, fixture) → each follow's start as Postgres shows it, in a few words: when the
-    follow was stored, whether the push-to-start token is still active, each activity row (its
-    generation, status, when it was made) with its `la.start` claims (`_claim_words`, and when
-    each was made), and the match's followers-waiting mark if one stands."""
+async def _follows_in_words(
+    connection: asyncpg.Connection, fixtures: list[int]
+) -> dict[tuple[str, int], str]:
+    """(device id, fixture) → each follow as Postgres shows it, in a few words: when it was stored,
+    whether the push-to-start token is still active, and each activity's mailbox (its generation,
+    status, token, the stamp it wants and the one APNs took, an alert owed and its mark, its next
+    try)."""
     follows = await connection.fetch(
         """SELECT f.device_id::text AS device, f.fixture_id,
                   extract(epoch FROM f.created_at)::float8 AS at, d.push_to_start_active AS active
            FROM follow f JOIN device d ON d.id = f.device_id WHERE f.fixture_id = ANY($1::bigint[])""",
         fixtures,
     )
-    activities = await connection.fetch(
-        """SELECT la.device_id::text AS device, la.fixture_id, la.generation, la.status,
-                  extract(epoch FROM la.created_at)::float8 AS made, la.started_at IS NOT NULL AS started,
-                  e.event_key, e.outcome, extract(epoch FROM e.created_at)::float8 AS claimed
-           FROM live_activity la LEFT JOIN effect_log e
-             ON e.fixture_id = la.fixture_id AND e.effect = 'la.start' AND e.target = la.id::text
-           WHERE la.fixture_id = ANY($1::bigint[])
-           ORDER BY la.generation, e.created_at""",
+    mailboxes = await connection.fetch(
+        """SELECT device_id::text AS device, fixture_id, generation, status, push_token_active,
+                  started_at IS NOT NULL AS started, want_stamp, want_end, sent_stamp, alert_stamp,
+                  extract(epoch FROM alert_marked_at)::float8 AS marked,
+                  extract(epoch FROM next_try_at)::float8 AS next_try, tries
+           FROM live_activity WHERE fixture_id = ANY($1::bigint[]) ORDER BY generation""",
         fixtures,
     )
-    marks = await connection.fetch(
-        """SELECT fixture_id, extract(epoch FROM since)::float8 AS since
-           FROM followers_waiting WHERE fixture_id = ANY($1::bigint[])""",
-        fixtures,
-    )
-    waiting = {int(row["fixture_id"]): float(row["since"]) for row in marks}
-    shown: dict[tuple[str, int], dict[int, list[str]]] = {}
-    for row in activities:
-        rows = shown.setdefault((str(row["device"]), int(row["fixture_id"])), {})
-        generation = int(row["generation"])
-        if generation not in rows:
-            started = " started" if row["started"] else ""
-            rows[generation] = [f"activity g{generation} {row['status']}{started} made {clock(row['made'])}"]
-        if row["outcome"] is not None:
-            rows[generation].append(
-                f"start {row['event_key']} {_claim_words(row['outcome'])} at {clock(row['claimed'])}"
-            )
+    shown: dict[tuple[str, int], list[str]] = {}
+    for row in mailboxes:
+        shown.setdefault((str(row["device"]), int(row["fixture_id"])), []).append(_mailbox_words(row))
     found: dict[tuple[str, int], str] = {}
     for row in follows:
         device, fixture = str(row["device"]), int(row["fixture_id"])
         words = [f"follow stored {clock(row['at'])}"]
         if not row["active"]:
             words.append("push-to-start token inactive")
-        rows = shown.get((device, fixture), {})
-        words += [", ".join(parts) for parts in rows.values()] or ["no activity"]
-        if fixture in waiting:
-            since = waiting[fixture]
-            words.append(
-                f"followers waiting since {clock(since)}"
-                if math.isfinite(since)
-                else "followers waiting, unsignalled"
-            )
+        words += shown.get((device, fixture), ["no activity"])
         found[(device, fixture)] = "; ".join(words)
     return found
+
+
+def _mailbox_words(row: asyncpg.Record) -> str:
+    """One `live_activity` row in a few words."""
+    words = [f"g{row['generation']} {row['status']}" + (" started" if row["started"] else "")]
+    if not row["push_token_active"]:
+        words.append("token off")
+    wanted = f"wants {row['want_stamp']}" + (" (end)" if row["want_end"] else "")
+    words.append(f"{wanted}, sent {row['sent_stamp']}")
+    if row["alert_stamp"] is not None:
+        words.append(f"alert {row['alert_stamp']} owed")
+    if row["marked"] is not None:
+        words.append(f"marked {clock(row['marked'])}")
+    if row["next_try"] is not None:
+        words.append(f"next try {clock(row['next_try'])} after {row['tries']} tries")
+    return ", ".join(words)
 
 
 async def _connect(database_url: str) -> asyncpg.Connection:

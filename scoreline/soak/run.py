@@ -4,7 +4,8 @@
    while the desks create their matches and the phones register and follow.
 2. The load window: the recordings play at the speed that ends them by `PLAY_SHARE` of it, the
    desks score, phones, screens and partners follow, and the seeded plan's faults hit the stack.
-3. Settling: once the window is over and the last fault has ended, wait until every match is over
+3. Settling: once the window is over and `HORIZON_GRACE_S` have passed since the last fault
+   ended (what a user allows the system to put things right in), wait until every match is over
    and nothing has been written for `QUIET_SECONDS` (bounded by `SETTLE_TIMEOUT`): what is still
    owed is delivered before anything is judged.
 4. The checks, from Postgres and the simulators' own records; the verdict.
@@ -27,8 +28,9 @@ from domain.states import OVER_STATES
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.settings import Settings
 from scoreline.soak.desks import DeskPart
+from scoreline.soak.device_check import HORIZON_GRACE_S
 from scoreline.soak.devices import DevicePart
-from scoreline.soak.faults import FaultInjector
+from scoreline.soak.faults import FaultInjector, InjectedFault
 from scoreline.soak.model import CheckResult, LoadPart, SoakFixtures, SoakTargets
 from scoreline.soak.partners import PartnerPart
 from scoreline.soak.provider_check import ReplayClock, check_provider, provider_fixture_ids
@@ -168,9 +170,11 @@ async def _soak(
         await _unlimited_provider(http, targets.provider_url)
         desks = DeskPart(targets, random.Random(rng.random()), options.desks, window * 0.5 / DESK_MINUTES)
         fixtures = SoakFixtures(provider_fixture_ids(options.recordings), await desks.create_matches())
+        injected: list[InjectedFault] = []
+        devices = DevicePart(targets, fixtures, random.Random(rng.random()), options.devices, injected)
         parts: list[LoadPart] = [
             desks,
-            DevicePart(targets, fixtures, random.Random(rng.random()), options.devices, stack.worker_kills),
+            devices,
             ScreenPart(
                 targets, fixtures, random.Random(rng.random()), options.sse_clients, options.ws_clients
             ),
@@ -179,13 +183,13 @@ async def _soak(
         ]
         progress(f"load starts: {len(fixtures.provider)} provider and {len(fixtures.desk)} desk matches")
         zero = time.monotonic()
-        injector = FaultInjector(stack, http, speed, zero, progress)
+        injector = FaultInjector(stack, http, speed, zero, progress, devices.hot_token, injected)
         stop = asyncio.Event()
         async with asyncio.TaskGroup() as group:
             supervisor = group.create_task(stack.supervise())
             loads = [group.create_task(part.run(stop)) for part in parts]
             await _play_faults(injector, plan(options.seed, window, PlanShape()), zero)
-            await _until(zero + window)
+            await _until(max(zero + window, time.monotonic() + HORIZON_GRACE_S))
             progress("load window over: settling")
             await _settle(targets.database_url, fixtures)
             progress("settled: checking")
@@ -267,6 +271,7 @@ async def _write_mark(database_url: str, fixtures: SoakFixtures) -> tuple[object
                 ("push_attempt", "id"),
                 ("published_document", "created_at"),
                 ("live_activity", "updated_at"),
+                ("la_push", "created_at"),
             )
         ]
         return (over, *marks)

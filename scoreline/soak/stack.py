@@ -16,7 +16,6 @@ import contextlib
 import dataclasses
 import os
 import signal
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,9 +46,6 @@ class SoakStack(DevStack):
         super().__init__(options, own_services, monitoring=None, probed_worker=WORKERS[0])
         self.proxy: CuttableProxy | None = None
         self.restarts: Counter[str] = Counter()
-        self.worker_kills: list[float] = []
-        """When each SIGKILL of a worker was sent (epoch seconds): the device check excuses the
-        alerts in flight on it then (`scoreline.soak.device_check`, rule 2)."""
         self.api_urls: tuple[str, ...] = ()
         self._released: dict[str, asyncio.Event] = {}
         """Per process, set unless a fault is keeping it down or paused (the supervisor waits)."""
@@ -134,8 +130,6 @@ class SoakStack(DevStack):
         if pid is not None and child.returncode is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
-                if name in WORKERS:
-                    self.worker_kills.append(time.time())
         return pid
 
     async def pause(self, name: str, seconds: float) -> None:
