@@ -496,7 +496,8 @@ class _Judge:
         found: list[Violation] = []
         alerted: dict[tuple[int, int | None], list[float]] = {}
         for push in taken:
-            if push.alert is not None:
+            # An end's alert is the result's banner, not a key moment (the end's own rule).
+            if push.alert is not None and push.event == "update":
                 alerted.setdefault(match.moment(push, generation), []).append(push.at)
         for (_, version), times in sorted(alerted.items(), key=lambda item: (item[0][0], item[0][1] or 0)):
             if len(times) > 1:

@@ -355,6 +355,25 @@ def test_a_key_moment_shown_twice_is_a_violation() -> None:
     assert brief(twice) == [ALERT_TWICE]
 
 
+def test_the_results_banner_on_the_end_is_not_the_last_moment_again() -> None:
+    """The end carries the final state, often the last key moment's version, with the result's own
+    alert: the check counted that banner as the moment shown twice."""
+    last_goal_then_end = MatchFacts(
+        published=(
+            published(100, "start", 1, at=T0 + 10),
+            published(101, "update", 2, at=T0 + 200, alert=GOAL),
+            published(103, "end", 2, at=T0 + 400, alert=FULL_TIME),
+        )
+    )
+    records: list[Push | Unregister] = [
+        start(1, T0 + 11),
+        push(2, T0 + 201, "update", 101, 2, alert=GOAL),
+        push(3, T0 + 401, "end", 103, 2, alert=FULL_TIME),
+    ]
+
+    assert brief(records, facts=last_goal_then_end) == []
+
+
 def test_an_alert_riding_on_a_newer_state_is_the_moment_it_was_published_with() -> None:
     """The alert goes with the next request, with the newest state: its text names the moment."""
     riding = replaced(without(journal(), 2), push(3, T0 + 301, "update", 102, 3, alert=GOAL))
