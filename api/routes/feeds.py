@@ -25,6 +25,7 @@ from api.errors import error_body
 from api.metrics import ApiMetrics
 from api.resources import Resources
 from scoreline.feeds.change_cursor import MAX_TOKEN_LENGTH, START, BadCursorError, ChangeCursor
+from scoreline.feeds.content import held_version
 from scoreline.feeds.directory import PartnerDirectory
 from scoreline.feeds.keys import MatchDoc, parse_doc_key
 from scoreline.feeds.partner_changes import MAX_LIMIT, PartnerChange, changes_after, is_kept, oldest_cursor
@@ -177,12 +178,17 @@ async def _feed(doc: str, request: Request) -> Response:
     if not isinstance(partner, Partner):
         return partner
     key = parse_doc_key(doc)
+    held = held_version(headers.get("if-none-match"))
     try:
-        document = None if key is None else await _document(request, key.key, partner.delay_seconds)
+        document = None if key is None else await _document(request, key.key, partner.delay_seconds, held)
     except FeedUnavailableError:
         return _error(503, "unavailable", "the document cannot be read right now; try again shortly")
     if key is None or document is None:
         return _error(404, "document_not_found", f"no feed document {doc!r}")
+    if held is not None and document.version < held and partner.delay_seconds == 0:
+        # The partner holds a newer version than this process can reach now (its stores are out
+        # of reach): an older one would take the partner back.
+        return _error(503, "unavailable", "the document cannot be read right now; try again shortly")
     if isinstance(key, MatchDoc):
         if document.published.competition_id not in partner.competitions:
             return _error(403, "competition_not_granted", "this match's competition is not in your feed")
@@ -192,12 +198,13 @@ async def _feed(doc: str, request: Request) -> Response:
     return _answer(representation, headers.get("if-none-match"), headers.get("accept-encoding"))
 
 
-async def _document(request: Request, doc_key: str, delay_seconds: int) -> Document | None:
-    """The document a partner reads: the latest, or, with a broadcast delay, the latest version
-    saved at least that long ago (read from Postgres: the shared copies hold only the latest)."""
+async def _document(request: Request, doc_key: str, delay_seconds: int, held: int | None) -> Document | None:
+    """The document a partner reads: the latest (at least `held`, the version it proves it holds,
+    if this process can reach it), or, with a broadcast delay, the latest version saved at least
+    that long ago (read from Postgres: the shared copies hold only the latest)."""
     if delay_seconds == 0:
         feeds: Feeds = request.app.state.feeds
-        return await feeds.documents.get(doc_key)
+        return await feeds.documents.get(doc_key, at_least=held)
     resources: Resources = request.app.state.resources
     try:
         async with resources.engine.connect() as conn:

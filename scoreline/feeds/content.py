@@ -32,6 +32,19 @@ def make_etag(doc_key: str, version: int, hash_: str) -> str:
     return f'"{version}-{digest[:24]}"'
 
 
+def held_version(if_none_match: str | None) -> int | None:
+    """The newest version an `If-None-Match` proves the client holds (our strong tags start with
+    `"{version}-`; `W/` and foreign tags ignored), None if it names none."""
+    if if_none_match is None:
+        return None
+    versions = [
+        int(head)
+        for tag in if_none_match.split(",")
+        if (head := tag.strip().removeprefix("W/").strip('"').split("-", 1)[0]).isdigit()
+    ]
+    return max(versions, default=None)
+
+
 def variant_etag(etag: str, variant: str) -> str:
     """The strong ETag of another representation of the same version (a coding, a filtered view)."""
     return f'{etag[:-1]}-{variant}"'

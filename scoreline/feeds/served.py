@@ -3,8 +3,9 @@
 A copy is trusted for `fresh_for` seconds; the first request after that asks Redis for the version
 only (one small round trip per document per second, whatever the request rate) and fetches a body
 only when the version moved. A miss, a failure or a Redis behind what the process already holds
-reads the latest version from Postgres instead. Versions never go backwards within a process, so a
-partner never sees an ETag it already had after a newer one. Concurrent requests for a document
+reads the latest version from Postgres instead. Versions never go backwards within a process, and a
+client whose `If-None-Match` names a newer version than the copy (another process served it) makes
+the copy refresh at once: a partner never sees an ETag it already had after a newer one. Concurrent requests for a document
 that needs refreshing share one refresh.
 
 Each version is rendered once when it arrives: the canonical JSON and its gzip, each with its strong
@@ -109,14 +110,20 @@ class DocumentCopies:
         self._slots: dict[str, _Slot] = {}
         self._refreshing: dict[str, asyncio.Future[Document | None]] = {}
 
-    async def get(self, doc_key: str) -> Document | None:
-        """The latest version known, or None if the document was never published.
+    async def get(self, doc_key: str, *, at_least: int | None = None) -> Document | None:
+        """The latest version known, or None if the document was never published. A copy older
+        than `at_least` (a version the client proves it holds: another process served it) is
+        refreshed now, however fresh; the caller decides what to answer if it stays older.
 
         Raises:
             FeedUnavailableError: Redis and Postgres both failed and this process holds no copy.
         """
         slot = self._slots.get(doc_key)
-        if slot is not None and time.monotonic() - slot.checked < self._fresh_for:
+        if (
+            slot is not None
+            and time.monotonic() - slot.checked < self._fresh_for
+            and (at_least is None or (slot.document is not None and slot.document.version >= at_least))
+        ):
             return slot.document
         refreshing = self._refreshing.get(doc_key)
         if refreshing is None:

@@ -230,3 +230,26 @@ async def test_with_redis_down_the_feed_is_served_from_postgres(
             MATCH_DOC, headers={"X-Api-Key": keys.premier, "If-None-Match": published.etag}
         )
         assert cached.status_code == 304
+
+
+async def test_a_partner_is_never_taken_back_to_a_version_older_than_it_holds(
+    engine: AsyncEngine, redis: aioredis.Redis, keys: Keys, api: httpx.AsyncClient
+) -> None:
+    """A process still trusting its copy served it to a partner that already held a newer version
+    from another process: the partner's document went back."""
+    log = await MatchLog.create(engine, MATCH, state="live_first_half")
+    first = await _publish(engine, redis, MatchDoc(MATCH))
+    held_here = await api.get(MATCH_DOC, headers={"X-Api-Key": keys.premier, "Accept-Encoding": "identity"})
+    assert held_here.headers["etag"] == first.etag
+    await log.event(500001, "goal", 12)
+    await log.board("live_first_half", 1, 0)
+    newer = await _publish(engine, redis, MatchDoc(MATCH))
+    assert newer.version > first.version
+
+    from_another_process = await api.get(
+        MATCH_DOC,
+        headers={"X-Api-Key": keys.premier, "If-None-Match": newer.etag, "Accept-Encoding": "identity"},
+    )
+
+    assert from_another_process.status_code == 304
+    assert from_another_process.headers["etag"] == newer.etag
