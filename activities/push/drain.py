@@ -68,6 +68,15 @@ MAX_RESENDS = 2
 """Resends at once after `ExpiredProviderToken` or an unusable connection, per request."""
 LISTEN_PING_S = 10.0
 """How often the LISTEN connection is checked for life."""
+GAUGE_EVERY_S = 15.0
+"""How often the owed mailboxes are counted for the gauges (one index scan of the owed rows)."""
+OWED = """
+SELECT count(*) AS owed,
+       COALESCE(extract(epoch FROM now() - min(next_try_at) FILTER (WHERE next_try_at <= now())), 0) AS lag
+FROM live_activity WHERE next_try_at IS NOT NULL
+"""
+"""Every mailbox that owes a push, and how late the most overdue due one is: a lag that grows
+while drainers run means they cannot keep up, or are wedged."""
 
 
 @dataclass(frozen=True)
@@ -317,7 +326,10 @@ class Drainer:
 
     def start(self) -> None:
         """Run `run` (and the LISTEN loop) in the background until `stop`."""
-        self._tasks = [asyncio.create_task(self.run(), name="drainer")]
+        self._tasks = [
+            asyncio.create_task(self.run(), name="drainer"),
+            asyncio.create_task(self._gauge(), name="drainer-gauges"),
+        ]
         if self._dsn is not None:
             self._tasks.append(asyncio.create_task(self._listen(self._dsn), name="drainer-listen"))
 
@@ -591,6 +603,24 @@ class Drainer:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(seconds):
                 await self._woken.wait()
+
+    async def owed(self) -> tuple[int, float]:
+        """Mailboxes owing a push, and how many seconds the most overdue due one is late (`OWED`)."""
+        async with self._engine.connect() as conn:
+            row = (await conn.execute(text(OWED))).one()
+        return int(row.owed), float(row.lag)
+
+    async def _gauge(self) -> None:
+        """Report what is owed, apart from the drain loop, so a wedged loop shows as a growing lag."""
+        instruments = metrics()
+        while True:
+            try:
+                owed, lag = await self.owed()
+                instruments.live_activities_owed.set(owed)
+                instruments.live_activity_lag.set(lag)
+            except DATABASE_ERRORS:
+                pass  # the drain loop says so once per outage
+            await asyncio.sleep(GAUGE_EVERY_S)
 
     async def _listen(self, dsn: str) -> None:
         """Be woken by `DUE_CHANNEL`; reconnect after a lost connection (the poll covers the gap)."""

@@ -122,6 +122,16 @@ class ScorelineMetrics:
             "APNs answers, by push kind (start, alert, update, end), HTTP status (or 'connection') and reason.",
             "",
         )
+        self.live_activities_owed: MetricGauge = m.create_gauge(
+            "scoreline_live_activities_owed",
+            "Live Activity mailboxes owing a push (due now or backing off), all matches.",
+            "",
+        )
+        self.live_activity_lag: MetricGaugeFloat = m.create_gauge_float(
+            "scoreline_live_activity_lag_seconds",
+            "Seconds the most overdue due mailbox is past its next try: near 0 while drainers keep up.",
+            "",
+        )
         # The partner feed builder (scoreline.feeds).
         self.feed_builds: MetricCounter = m.create_counter(
             "scoreline_feed_builds",

@@ -171,6 +171,7 @@ def test_every_rule_is_one_of_the_issue_alerts() -> None:
         "OutboxConsumerBehind",
         "ApnsErrorRate",
         "ApnsForbidden",
+        "LiveActivitiesBehind",
         "PartnerFeedStale",
         "PartnerFeedBuilderNotLeading",
         "WebhookEndpointPaused",

@@ -253,3 +253,21 @@ async def test_a_late_settle_after_the_lease_lapsed_changes_nothing(
     assert await db.fetch("SELECT * FROM live_activity ORDER BY id") == before
     got = await accepted(sim, [a.push_token for a in activities])
     assert all(len(pushes) == 1 for pushes in got.values())
+
+
+async def test_what_is_owed_and_how_late_is_what_the_gauges_report(
+    db: asyncpg.Connection, sim: PushSim, drainer: Drainer
+) -> None:
+    """Owed mailboxes are counted and the most overdue one ages while no drainer runs; drained, both go to 0."""
+    await seed.fixture(db)
+    await seed.running_activities(db, 3)
+    await publish(db, int(time.time()))
+    await asyncio.sleep(1.1)
+    owed, lag = await drainer.owed()
+    assert owed == 3 and lag >= 1.0
+    async with running(drainer):
+
+        async def drained() -> bool:
+            return await drainer.owed() == (0, 0.0)
+
+        await eventually(drained, within=10)
