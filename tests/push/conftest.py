@@ -15,14 +15,10 @@ import pytest
 import pytest_asyncio
 
 from activities.push.apns import ApnsClient, ApnsConfig
-from activities.push.delivery import SendPolicy
-from activities.push.fanout import FanoutConfig
+from activities.push.drain import DrainConfig
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.settings import Settings
 from tests.push.simulator import PushSim, running_push_sim
-
-FAST_POLICY = SendPolicy(max_attempts=8, throttle_backoff=0.05, error_backoff=0.05, max_backoff=0.5)
-"""Real backoff shape, test-sized delays."""
 
 
 @pytest_asyncio.fixture(scope="session")
@@ -55,13 +51,35 @@ def push_settings(settings: Settings, sim: PushSim) -> Settings:
     )
 
 
-@pytest.fixture
-def fanout_config(push_settings: Settings) -> FanoutConfig:
-    # A claimant that marked its claims more than a second ago is taken for dead: the tests that
-    # kill an attempt mean it, and one that pauses it sets its own grace.
+def fast_drain(config: DrainConfig) -> DrainConfig:
+    """`config` with test-sized delays (the real shape): a lease lapses 1 s + the request timeout +
+    the 2 s margin after a take, so a killed drainer's rows are taken again soon; a start in doubt
+    waits 1 s; a backoff is at most 0.5 s."""
     return replace(
-        FanoutConfig.from_settings(push_settings), policy=FAST_POLICY, heartbeat_every=0.5, claimant_grace=1.0
+        config,
+        lease_s=config.request_timeout + 3.0,
+        start_grace_s=1.0,
+        poll_s=0.1,
+        backoff_first_s=0.05,
+        backoff_cap_s=0.5,
     )
+
+
+@pytest.fixture
+def drain_config(push_settings: Settings) -> DrainConfig:
+    """The drainer's settings for this test's simulator, with test-sized delays (`fast_drain`)."""
+    return fast_drain(DrainConfig.from_settings(push_settings))
+
+
+@pytest.fixture
+def fast_worker_drain(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers started in this test's process (`running_worker`) drain with `fast_drain`'s delays."""
+    real = DrainConfig.from_settings
+
+    def shrunk(settings: Settings) -> DrainConfig:
+        return fast_drain(real(settings))
+
+    monkeypatch.setattr(DrainConfig, "from_settings", shrunk)
 
 
 @pytest_asyncio.fixture

@@ -59,6 +59,11 @@ class RenewingPhone(Phone):
         if self._renewing is not None and not self._renewing.done():
             self._renewing.cancel()
 
+    async def ended(self) -> bool:
+        """The newest activity got its end (the run may finish before the drainers sent it)."""
+        received = (await self.activities()).get(max(self.tokens, default=0), [])
+        return any(d.event == "end" for d in received)
+
     async def activities(self) -> dict[int, list[Delivery]]:
         """What each generation's activity received, in order."""
         return {generation: await deliveries(self.sim, token) for generation, token in self.tokens.items()}

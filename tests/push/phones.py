@@ -183,11 +183,27 @@ def assert_well_formed(delivery: Delivery, topic: str) -> None:
     assert delivery.headers["apns-topic"] == f"{topic}.push-type.liveactivity"
 
 
+def fresh(starts: Sequence[Delivery], updates: Sequence[Delivery]) -> list[Delivery]:
+    """`updates` without those that only repeat the state on screen (its `aps.timestamp`, no alert):
+    a token reported anew gets the current state at once, which the phone shows no differently."""
+    shown = max((int(s.aps["timestamp"]) for s in starts), default=None)
+    kept: list[Delivery] = []
+    for update in updates:
+        stamp = int(update.aps["timestamp"])
+        if update.event == "update" and not update.alerting and stamp == shown:
+            continue
+        kept.append(update)
+        shown = stamp if shown is None else max(shown, stamp)
+    return kept
+
+
 def assert_lifecycle(
     starts: Sequence[Delivery], updates: Sequence[Delivery], topic: str, *, strict_timestamps: bool = True
 ) -> None:
     """One push-to-start; then updates in order (`aps.timestamp` strictly increasing unless told
-    otherwise, versions never down), and exactly one `end`, last, with a dismissal date."""
+    otherwise, versions never down), and exactly one `end`, last, with a dismissal date. Repeats
+    of the state on screen are left out (`fresh`)."""
+    updates = fresh(starts, updates)
     assert [s.event for s in starts] == ["start"], [s.aps for s in starts]
     (start,) = starts
     assert_well_formed(start, topic)

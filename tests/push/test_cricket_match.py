@@ -28,9 +28,11 @@ from tests.match.cricket import (
 )
 from tests.match.harness import stored_outcome
 from tests.push.phones import Delivery, phones
+from tests.push.screen import every_activity_ended
 from tests.push.simulator import PushSim
 from tests.push.test_match_lifecycle import device_api
 from tests.support.provider import expected, line_times, running_provider
+from tests.support.waiting import eventually
 from tests.support.worker import running_worker
 from workflows.match import MatchWorkflow
 
@@ -90,6 +92,7 @@ async def test_the_real_t20_plays_out_ball_by_ball(
                     await asyncio.wait_for(phone.activity_running(), 30)
                     await provider.step_through([*(t for t in times if t > opening), END_OF_RECORDING])
                     result = await asyncio.wait_for(handle.result(), 60)
+                    await eventually(lambda: every_activity_ended([phone]), within=30)
             finally:
                 phone.cancel()
 

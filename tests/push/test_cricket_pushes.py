@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from activities.push.payloads import FixtureNames, alert, build, variants
+from activities.push.payloads import FixtureNames, alert, variants
 from domain.cricket.board import BatterFigures, BowlerFigures, CricketBoard, InningsTotal
 from domain.cricket.live import line_of
 from domain.moments import KeyMoment, entry_moment
 from domain.push_plan import pace
 from domain.pushes import LiveState, PushInput
+from tests.push.composed import build
 
 NAMES = FixtureNames(home="Chennai Super Kings", away="Royal Challengers Bengaluru", competition="IPL")
 
@@ -105,7 +106,7 @@ def test_the_cricket_block_in_the_content_state_leaves_absent_fields_out() -> No
     push = PushInput(
         fixture_id=2_000_000_058_328, event_key="v240", kind="update", state=state, timestamp=1_700_000_000
     )
-    block = build(push, NAMES, push.fixture_id)["aps"]["content-state"]["cricket"]
+    block = build(push, NAMES)["aps"]["content-state"]["cricket"]
     assert block["runs"] == 150 and block["overs"] == "16.2" and block["need"] == 24
     assert block["ballsLeft"] == 22 and block["requiredRate"] == 6.55
     assert block["striker"] == {"name": "Shivam Dube", "runs": 34, "balls": 28}
@@ -114,7 +115,6 @@ def test_the_cricket_block_in_the_content_state_leaves_absent_fields_out() -> No
     first = build(
         push.model_copy(update={"state": state.model_copy(update={"cricket": line_of(CricketBoard())})}),
         NAMES,
-        1,
     )
     assert "target" not in first["aps"]["content-state"]["cricket"]
 
@@ -131,7 +131,7 @@ def test_a_cricket_payload_that_is_too_large_drops_the_cricket_block_last() -> N
     """Trimming drops the least useful first: the moment, the detail, the minute, then the block."""
     state = LiveState(home=150, away=173, state="innings_2", version=240, cricket=line_of(chase()))
     push = PushInput(fixture_id=1, event_key="v240", kind="update", state=state, timestamp=1)
-    payload = build(push, NAMES, 1)
+    payload = build(push, NAMES)
     full = variants(payload)[0]
     smallest = variants(payload, limit=len(full) - 1)
     assert smallest and b'"cricket"' not in smallest[-1]

@@ -24,10 +24,12 @@ from scoreline.temporal.match_runs import match_workflow_id
 from tests.match.cricket import cricket_settings, recorded_lines, start_cricket_match
 from tests.match.harness import stored_outcome
 from tests.push.phones import phones
+from tests.push.screen import every_activity_ended
 from tests.push.simulator import PushSim
 from tests.push.test_cricket_match import insert_cricket_fixture, moments
 from tests.push.test_match_lifecycle import device_api
 from tests.support.provider import expected, running_provider
+from tests.support.waiting import eventually
 from tests.support.worker import running_worker, worker_process_env
 from workflows.match import MatchWorkflow
 from workflows.probe import WorkerProbeInput, WorkerProbeWorkflow
@@ -102,6 +104,7 @@ async def test_killed_worker_mid_innings_loses_and_doubles_nothing(
                         MatchWorkflow.run, match_workflow_id(fixture_id)
                     )
                     result = await asyncio.wait_for(handle.result(), 60)
+                    await eventually(lambda: every_activity_ended([phone]), within=30)
             finally:
                 phone.cancel()
 

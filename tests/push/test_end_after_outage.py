@@ -20,9 +20,11 @@ from temporalio.testing import WorkflowEnvironment
 from scoreline.settings import Settings
 from tests.match.harness import fast_settings, start_match
 from tests.push.phones import Pacer, assert_lifecycle, insert_provider_fixture, phones, steps, summary
+from tests.push.screen import every_activity_ended
 from tests.push.simulator import PushSim
 from tests.push.test_match_lifecycle import device_api, show
 from tests.support.provider import running_provider
+from tests.support.waiting import eventually
 from tests.support.worker import running_worker
 
 pytestmark = pytest.mark.timeout(240)
@@ -66,6 +68,7 @@ async def test_the_provider_down_for_30_minutes_across_full_time_still_ends_ever
                             started = True
                     await provider.fault(kind="status", status=503, duration=OUTAGE_SECONDS)
                     outcome = await asyncio.wait_for(handle.result(), 120)
+                    await eventually(lambda: every_activity_ended(followers), within=30)
             finally:
                 for phone in followers:
                     phone.cancel()

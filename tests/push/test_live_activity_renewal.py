@@ -25,6 +25,7 @@ from scoreline.settings import Settings
 from scoreline.temporal.match_runs import match_workflow_id
 from tests.match.cricket import cricket_settings, recorded_lines, start_cricket_match
 from tests.match.harness import fast_settings, start_match
+from tests.push import seed
 from tests.push.generations import RenewingPhone, assert_generations
 from tests.push.phones import GOAL_KINDS, Delivery, alerts, insert_provider_fixture, steps, summary
 from tests.push.simulator import PushSim
@@ -52,7 +53,7 @@ async def test_a_match_that_outlives_its_activity_gets_a_new_one_before_the_cap(
     """`LA_RENEW_AFTER` = 20 s and a pause in the match longer than that: the phone gets start(1)
     … end(1), dismissed at once and quiet, then start(2) with the latest state … and, after any
     later renewals, the final end; no activity hears anything after its end; the device API lists
-    every generation, ended; a late report for an ended one is refused."""
+    every generation, ended; a late report for an ended one is taken, and it stays ended."""
     [fixture_key] = expected(FOOTBALL)
     fixture_id = int(fixture_key)
     await insert_provider_fixture(db, fixture_id)
@@ -78,11 +79,13 @@ async def test_a_match_that_outlives_its_activity_gets_a_new_one_before_the_cap(
                             await eventually(lambda: phone.running(2), within=60, every=0.05)
                     await provider.step_through([END_OF_RECORDING])
                     outcome = await asyncio.wait_for(handle.result(), 60)
+                    await eventually(phone.ended, within=30)
                     history = await handle.fetch_history()
                 listed = await phone.listed(fixture_id)
+                after_the_end = seed.apns_token()
                 late = await api.put(
                     f"/v1/devices/{phone.device_id}/live-activities/{fixture_id}",
-                    json={"push_token": phone.push_to_start_token, "generation": 1},
+                    json={"push_token": after_the_end, "generation": 1},
                     headers=phone.auth,
                 )
             finally:
@@ -111,12 +114,15 @@ async def test_a_match_that_outlives_its_activity_gets_a_new_one_before_the_cap(
     goal_alerts = [d for d in alerts(chain) if d.moment in GOAL_KINDS]
     assert len({d.state["version"] for d in goal_alerts}) == len(goal_alerts), summary(chain)
     assert listed == [(n, "ended") for n in range(len(starts), 0, -1)]
-    assert (late.status_code, late.json()["error"]["code"]) == (409, "live_activity_ended")
+    assert (late.status_code, late.json()["status"]) == (200, "ended"), (
+        "a report after the end is owed the end"
+    )
     tokens = await db.fetch(
         "SELECT generation, push_token FROM live_activity WHERE fixture_id = $1 ORDER BY generation",
         fixture_id,
     )
-    assert [row["push_token"] for row in tokens] == [phone.tokens[n] for n in range(1, len(starts) + 1)]
+    reported = [phone.tokens[n] for n in range(1, len(starts) + 1)]
+    assert [row["push_token"] for row in tokens] == [after_the_end, *reported[1:]]
 
 
 def day_of_play_times(name: str) -> tuple[list[float], float, float]:
@@ -165,6 +171,7 @@ async def test_a_test_match_ends_the_days_activity_at_stumps_and_starts_one_next
                     await eventually(lambda: phone.running(2), within=30, every=0.05)
                     await provider.step_through([END_OF_RECORDING])
                     outcome = await asyncio.wait_for(handle.result(), 120)
+                    await eventually(phone.ended, within=30)
                     history = await handle.fetch_history()
                 listed = await phone.listed(fixture_id)
             finally:

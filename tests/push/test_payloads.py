@@ -6,10 +6,11 @@ import json
 
 import pytest
 
-from activities.push.payloads import MAX_PAYLOAD_BYTES, FixtureNames, build, content_state, variants
+from activities.push.payloads import MAX_PAYLOAD_BYTES, FixtureNames, content_state, variants
 from domain.moments import KeyMoment
 from domain.pushes import LiveState, PushInput
 from simulators.apns.live_activity import live_activity_problem
+from tests.push.composed import build
 
 pytestmark = pytest.mark.unit
 
@@ -50,9 +51,9 @@ def test_content_state_leaves_optional_fields_out_instead_of_null() -> None:
 
 def test_every_event_is_what_a_device_accepts() -> None:
     """start carries attributes and an alert; update a stale date; end a dismissal date."""
-    start = build(request("start"), NAMES, 7)
-    update = build(request(alert=True, moment=KeyMoment(kind="red_card", side="home")), NAMES, 7)
-    end = build(request("end", dismiss_after_seconds=0), NAMES, 7)
+    start = build(request("start"), NAMES)
+    update = build(request(alert=True, moment=KeyMoment(kind="red_card", side="home")), NAMES)
+    end = build(request("end", dismiss_after_seconds=0), NAMES)
     for payload in (start, update, end):
         assert live_activity_problem(payload, now=1_790_000_000) is None
     assert start["aps"]["attributes"] == {
@@ -66,11 +67,11 @@ def test_every_event_is_what_a_device_accepts() -> None:
     assert update["aps"]["alert"]["body"] == "Riverside FC 2-1 Harbour United (71')"
     assert update["aps"]["stale-date"] == 1_790_000_000 + 900
     assert end["aps"]["dismissal-date"] == 1_790_000_000
-    assert "alert" not in build(request(), NAMES, 7)["aps"]
+    assert "alert" not in build(request(), NAMES)["aps"]
 
 
 def test_a_payload_that_fits_is_sent_whole() -> None:
-    payload = build(request(alert=True), NAMES, 7)
+    payload = build(request(alert=True), NAMES)
     first = variants(payload)[0]
     assert json.loads(first) == payload
 
@@ -85,7 +86,6 @@ def test_oversized_payload_loses_its_alert_before_any_state() -> None:
             state=STATE.model_copy(update={"detail": "d" * 1000}),
         ),
         long_names,
-        7,
     )
     found = variants(payload)
     assert found and all(len(body) <= MAX_PAYLOAD_BYTES for body in found)
@@ -103,11 +103,11 @@ def test_state_fields_go_when_the_alert_is_not_enough_and_start_keeps_an_alert()
     update = request(
         alert=True, moment=KeyMoment(kind="goal"), state=STATE.model_copy(update={"detail": "d" * 1000})
     )
-    aps = json.loads(variants(build(update, long_names, 7))[0])["aps"]
+    aps = json.loads(variants(build(update, long_names))[0])["aps"]
     assert "alert" not in aps
     assert "lastMoment" not in aps["content-state"] and "detail" not in aps["content-state"]
     assert aps["content-state"]["minute"] == 71 and aps["content-state"]["homeName"] == "R" * 1500
 
-    start = json.loads(variants(build(request("start"), FixtureNames("R" * 900, "H" * 900), 7))[0])["aps"]
+    start = json.loads(variants(build(request("start"), FixtureNames("R" * 900, "H" * 900)))[0])["aps"]
     assert len(start["alert"]["title"]) <= 32, "a start keeps a (short) alert: Apple requires one"
-    assert variants(build(request(), FixtureNames("R" * 3000, "H" * 3000), 7)) == ()
+    assert variants(build(request(), FixtureNames("R" * 3000, "H" * 3000))) == ()

@@ -170,10 +170,12 @@ async def _end_run(client: Client) -> None:
 
 
 async def _attempts(db: asyncpg.Connection, event_key: str) -> Sequence[asyncpg.Record]:
-    return await db.fetch(
-        "SELECT trace_id FROM push_attempt WHERE fixture_id = $1 AND event_key = $2 ORDER BY id",
-        FIXTURE_ID,
-        event_key,
+    return list(
+        await db.fetch(
+            "SELECT trace_id FROM push_attempt WHERE fixture_id = $1 AND event_key = $2 ORDER BY id",
+            FIXTURE_ID,
+            event_key,
+        )
     )
 
 

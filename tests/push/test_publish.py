@@ -28,15 +28,18 @@ def _push(kind: str, key: str, at: int, version: int, **extra: object) -> PushIn
 
 
 async def _mailboxes(db: asyncpg.Connection) -> list[asyncpg.Record]:
-    return await db.fetch(
+    rows: list[asyncpg.Record] = await db.fetch(
         """SELECT device_id, generation, status, want_stamp, want_end, alert_stamp,
                   next_try_at IS NOT NULL AS due
         FROM live_activity WHERE fixture_id = $1 ORDER BY device_id, generation""",
         seed.FIXTURE_ID,
     )
+    return rows
 
 
-async def test_a_start_fills_every_followers_mailbox_once(engine: AsyncEngine, db: asyncpg.Connection) -> None:
+async def test_a_start_fills_every_followers_mailbox_once(
+    engine: AsyncEngine, db: asyncpg.Connection
+) -> None:
     """Kick-off gives each follower one mailbox wanting the start; publishing it again adds nothing."""
     await seed.fixture(db)
     await seed.followers(db, 3)
@@ -61,16 +64,16 @@ async def test_stamps_grow_whatever_clock_publishes(engine: AsyncEngine, db: asy
     assert {row["want_stamp"] for row in await _mailboxes(db)} == {5_001}
 
 
-async def test_an_alert_rides_until_a_newer_one_replaces_it(engine: AsyncEngine, db: asyncpg.Connection) -> None:
+async def test_an_alert_rides_until_a_newer_one_replaces_it(
+    engine: AsyncEngine, db: asyncpg.Connection
+) -> None:
     """An update with an alert sets the owed alert; a routine update after it keeps it; a newer
     alert replaces it (the phone will show the newer state anyway)."""
     await seed.fixture(db)
     await seed.running_activities(db, 2)
     goal = KeyMoment(kind="goal", side="home")
     first = await publish(engine, _push("update", "v2", 100, 2, alert=True, moment=goal), ROUTINE_INTERVAL)
-    routine = await publish(
-        engine, _push("update", "v3", 101, 3, priority=5, routine=True), ROUTINE_INTERVAL
-    )
+    routine = await publish(engine, _push("update", "v3", 101, 3, priority=5, routine=True), ROUTINE_INTERVAL)
     rows = await _mailboxes(db)
     assert {(row["want_stamp"], row["alert_stamp"]) for row in rows} == {(routine.stamp, first.stamp)}
     second = await publish(engine, _push("update", "v4", 102, 4, alert=True, moment=goal), ROUTINE_INTERVAL)
