@@ -117,7 +117,7 @@ class Settings(BaseSettings):
     apns_max_connections: int = Field(default=4, ge=1, le=64)
     apns_request_timeout: Duration = timedelta(seconds=10)
     push_concurrency: int = Field(default=500, ge=1, le=5000)
-    push_batch_size: int = Field(default=500, ge=1, le=10_000)
+    push_batch_size: int = Field(default=250, ge=1, le=10_000)
 
     api_host: str = "127.0.0.1"
     api_port: int = 8000

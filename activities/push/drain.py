@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import socket
@@ -315,7 +316,8 @@ class Drainer:
         self._client = client
         self._config = config
         self._dsn = dsn
-        self._slots = asyncio.Semaphore(config.concurrency)
+        self._leased = 0
+        """Rows taken and not settled yet: the requests in flight, at most `concurrency`."""
         self._woken = asyncio.Event()
         self._stopping = asyncio.Event()
         self._published: dict[tuple[int, int], Published] = {}
@@ -348,16 +350,20 @@ class Drainer:
         self._woken.set()
 
     async def run(self) -> None:
-        """Take, send and settle, batches overlapping, until stopped."""
-        most = self._config.concurrency // self._config.batch_size + 1
+        """Take, send and settle, batches overlapping, until stopped. A batch is taken only when
+        every row of it can be sent at once (`concurrency` rows leased at most): the alert mark
+        its take sets is then the mark right before each request, and a worker stopped or paused
+        meanwhile leaves in doubt only requests that were really on their way."""
+        config = self._config
         outage_wait = 0.0
         while not self._stopping.is_set():
-            if len(self._batches) >= most:
+            room = min(config.batch_size, config.concurrency - self._leased)
+            if self._batches and room < max(1, config.batch_size // 2):
                 await asyncio.wait(self._batches, return_when=asyncio.FIRST_COMPLETED)
                 continue
             self._woken.clear()
             try:
-                batch = await self.take()
+                batch = await self.take(room)
             except DATABASE_ERRORS as error:
                 self._out_of_reach(error)
                 outage_wait = min(OUTAGE_RETRY_CAP_S, max(self._config.poll_s, outage_wait * 2))
@@ -369,16 +375,21 @@ class Drainer:
                 continue
             outage_wait = 0.0
             if batch.rows:
+                self._leased += len(batch.rows)
                 task = asyncio.create_task(self._pass(batch))
                 self._batches.add(task)
-                task.add_done_callback(self._batches.discard)
-            if len(batch.rows) < self._config.batch_size:
-                await self._sleep(self._config.poll_s)
+                task.add_done_callback(functools.partial(self._passed, len(batch.rows)))
+            if len(batch.rows) < room:
+                await self._sleep(config.poll_s)
         if self._batches:
             await asyncio.wait(self._batches)
 
-    async def take(self) -> Batch:
-        """Lease up to a batch of due rows (`TAKE`) and load the pushes they need."""
+    def _passed(self, rows: int, task: asyncio.Task[None]) -> None:
+        self._batches.discard(task)
+        self._leased -= rows
+
+    async def take(self, limit: int | None = None) -> Batch:
+        """Lease up to `limit` (a batch) due rows (`TAKE`) and load the pushes they need."""
         config = self._config
         async with self._engine.begin() as conn:
             taken_at = time.monotonic()
@@ -387,7 +398,7 @@ class Drainer:
                     text(TAKE),
                     {
                         "environment": config.environment,
-                        "limit": config.batch_size,
+                        "limit": config.batch_size if limit is None else limit,
                         "me": self.owner,
                         "lease": config.lease_s,
                         "grace": config.start_grace_s,
@@ -413,7 +424,7 @@ class Drainer:
         return Batch(rows, taken_at)
 
     async def send(self, batch: Batch) -> list[Sent]:
-        """One request per row, at most `concurrency` in flight across batches."""
+        """One request per row, all at once (`run` takes no more rows than may be in flight)."""
         deadline = batch.taken_at + self._config.sending_for
         return list(await asyncio.gather(*(self._deliver(row, deadline) for row in batch.rows)))
 
@@ -476,10 +487,7 @@ class Drainer:
         expiration = max(int(time.time()) + START_OFFSET_S, expires)
         effect = f"la.{row.event}" if row.event != "update" else "la.alert" if alert else "la.update"
         with bound_trace(wanted.trace_id) if wanted.trace_id else contextlib.nullcontext():
-            async with self._slots:
-                outcome = await self._request(
-                    row.token, bodies, 10 if loud else 5, expiration, deadline, effect
-                )
+            outcome = await self._request(row.token, bodies, 10 if loud else 5, expiration, deadline, effect)
         routine = wanted.routine and not loud
         return Sent(row, outcome, effect, 10 if loud else 5, routine, wanted.event_key, wanted.trace_id)
 

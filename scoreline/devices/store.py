@@ -234,10 +234,11 @@ async def report_activity_token(
     A report naming `generation` is for the push-to-start whose attributes carried it: without
     its row Scoreline never started it, and the report is refused. Without a generation it is for
     the newest; with no activity stored at all the app started one itself, and generation 1 is
-    created wanting what generation 1 shows now. Any report makes the activity due at once with
-    what the old token got forgotten (ActivityKit rotated it, or the last one died): the new token
+    created wanting what generation 1 shows now. A new token (ActivityKit rotated it, or the last
+    one died) makes the activity due at once with what the old token got forgotten: the new token
     gets the current state and any owed alert, and the end if the activity has ended (an ended
-    activity drops a second end, one still on screen needs it).
+    activity drops a second end, one still on screen needs it). The first report after
+    Scoreline's start keeps what the start delivered: only what changed since goes out.
 
     Raises:
         UnknownFixture: No such fixture.
@@ -287,8 +288,12 @@ async def report_activity_token(
                     text(
                         f"""UPDATE live_activity SET push_token = :token, push_token_active = true,
                             status = CASE WHEN status = 'ended' THEN 'ended' ELSE 'active' END,
-                            sent_stamp = NULL, tries = 0,
-                            next_try_at = CASE WHEN want_stamp IS NULL THEN NULL ELSE now() END,
+                            sent_stamp = CASE WHEN {_KNOWN_TOKEN} THEN sent_stamp END, tries = 0,
+                            next_try_at = CASE
+                                WHEN want_stamp IS NULL THEN NULL
+                                WHEN {_KNOWN_TOKEN} AND want_stamp <= COALESCE(sent_stamp, 0)
+                                     AND alert_stamp IS NULL THEN next_try_at
+                                ELSE now() END,
                             updated_at = now()
                         WHERE id = :id RETURNING {_ACTIVITY_COLUMNS}"""
                     ),
@@ -313,6 +318,11 @@ async def activities(engine: AsyncEngine, device_id: uuid.UUID) -> list[Activity
         ).all()
     return [_activity(row) for row in rows]
 
+
+_KNOWN_TOKEN = "(push_token IS NULL OR (push_token = :token AND push_token_active))"
+"""A report that tells nothing new about what the phone shows: the first after Scoreline's start
+(the phone shows what the start delivered) or the same live token again. Any other token is a
+rotated one: what the old token got is forgotten, and the new one gets the current state."""
 
 _ACTIVITY_COLUMNS = """fixture_id, generation, status, push_token_active,
     push_token IS NOT NULL AS has_push_token, started_at, ended_at, updated_at"""
