@@ -122,7 +122,11 @@ def downgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("id", name="pk_effect_log"),
         sa.UniqueConstraint(
-            "fixture_id", "event_key", "effect", "target", name="uq_effect_log_fixture_id_event_key_effect_target"
+            "fixture_id",
+            "event_key",
+            "effect",
+            "target",
+            name="uq_effect_log_fixture_id_event_key_effect_target",
         ),
     )
     op.create_index("ix_effect_log_fixture_id_created_at", "effect_log", ["fixture_id", "created_at"])
