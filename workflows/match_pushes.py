@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from activities.push.publish import PublishActivities
@@ -204,10 +205,18 @@ class PushQueue:
 
     async def _publish_all(self) -> None:
         while self._queue and not self._paused:
-            await workflow.execute_activity_method(
-                PublishActivities.publish_live_activity_push,
-                self._queue[0],
-                start_to_close_timeout=timedelta(seconds=30),
-                retry_policy=PUBLISH_RETRY,
-            )
+            try:
+                await workflow.execute_activity_method(
+                    PublishActivities.publish_live_activity_push,
+                    self._queue[0],
+                    start_to_close_timeout=timedelta(seconds=30),
+                    retry_policy=PUBLISH_RETRY,
+                )
+            except ActivityError:
+                # Only a push that can never be published gets here (its fixture is gone): a push
+                # never fails the match, nor holds up the ones after it.
+                workflow.logger.warning(
+                    "live activity push not published",
+                    extra={"fixture_id": self._fixture_id, "event_key": self._queue[0].event_key},
+                )
             self._queue.pop(0)

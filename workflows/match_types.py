@@ -24,7 +24,6 @@ MATCH_WORKFLOW = "MatchWorkflow"
 """The workflow type of every `match-{fixture_id}` run."""
 SUBMIT = "submit"
 """The Update a desk command is sent as (update id = the command's key)."""
-"""The signal a follow sends when it marked the match as having followers waiting."""
 
 
 class _Message(BaseModel):

@@ -73,11 +73,12 @@ GAUGE_EVERY_S = 15.0
 """How often the owed mailboxes are counted for the gauges (one index scan of the owed rows)."""
 OWED = """
 SELECT count(*) AS owed,
-       COALESCE(extract(epoch FROM now() - min(next_try_at) FILTER (WHERE next_try_at <= now())), 0) AS lag
-FROM live_activity WHERE next_try_at IS NOT NULL
+       COALESCE(extract(epoch FROM now() - min(la.next_try_at) FILTER (WHERE la.next_try_at <= now())), 0) AS lag
+FROM live_activity la JOIN device d ON d.id = la.device_id
+WHERE la.next_try_at IS NOT NULL AND d.environment = :environment
 """
-"""Every mailbox that owes a push, and how late the most overdue due one is: a lag that grows
-while drainers run means they cannot keep up, or are wedged."""
+"""Every mailbox of this drainer's APNs environment that owes a push, and how late the most
+overdue due one is: a lag that grows while drainers run means they cannot keep up, or are wedged."""
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,9 @@ class Batch:
     rows: list[Row]
     taken_at: float
     """`time.monotonic()` at the take: the lease's local clock."""
+    consumed: int = 0
+    """Due rows the take dealt with (sent, parked, waiting or closed): fewer than asked for means
+    nothing more is due now."""
 
 
 @dataclass(frozen=True)
@@ -164,22 +168,28 @@ class Sent:
 
 TAKE = """
 WITH due AS (
-    SELECT la.id FROM live_activity la JOIN device d ON d.id = la.device_id
+    -- Decided from the locked rows themselves: a row another transaction changed meanwhile is
+    -- re-checked and returned as it is now (a report that just gave it a token included).
+    SELECT la.id, la.fixture_id, la.generation, la.want_stamp, la.want_end, la.alert_stamp,
+           la.alert_marked_at, la.alert_marked_stamp,
+           la.started_at IS NULL AND la.push_token IS NULL AS needs_start,
+           CASE WHEN la.started_at IS NULL AND la.push_token IS NULL
+                THEN CASE WHEN d.push_to_start_active THEN d.push_to_start_token END
+                WHEN la.push_token_active THEN la.push_token END AS token
+    FROM live_activity la JOIN device d ON d.id = la.device_id
     WHERE la.next_try_at <= now() AND (la.lease_until IS NULL OR la.lease_until < now())
       AND la.want_stamp IS NOT NULL AND d.environment = :environment
     ORDER BY la.next_try_at LIMIT :limit
     FOR UPDATE OF la SKIP LOCKED
 ), seen AS (
-    SELECT la.id, la.started_at IS NULL AND la.push_token IS NULL AS needs_start,
-           la.want_end, la.alert_marked_at IS NOT NULL AS in_doubt,
-           la.alert_marked_at > now() - make_interval(secs => :grace) AS in_grace,
-           CASE WHEN la.started_at IS NULL AND la.push_token IS NULL
-                THEN CASE WHEN d.push_to_start_active THEN d.push_to_start_token END
-                WHEN la.push_token_active THEN la.push_token END AS token,
-           la.alert_stamp IS NOT NULL
+    SELECT due.*,
+           due.alert_marked_at IS NOT NULL AS in_doubt,
+           due.alert_marked_at > now() - make_interval(secs => :grace) AS in_grace,
+           -- In doubt, only what the lost request carried is dropped: a newer alert never went.
+           due.alert_marked_at IS NOT NULL AND due.alert_stamp <= due.alert_marked_stamp AS lost,
+           due.alert_stamp IS NOT NULL
                AND (a.stale_date IS NULL OR a.stale_date <= extract(epoch FROM now())) AS expired
-    FROM due JOIN live_activity la ON la.id = due.id JOIN device d ON d.id = la.device_id
-    LEFT JOIN la_push a ON a.fixture_id = la.fixture_id AND a.stamp = la.alert_stamp
+    FROM due LEFT JOIN la_push a ON a.fixture_id = due.fixture_id AND a.stamp = due.alert_stamp
 ), decided AS (
     SELECT seen.*, CASE WHEN token IS NULL THEN 'park'
                         WHEN needs_start AND in_doubt AND in_grace THEN 'wait'
@@ -190,30 +200,38 @@ WITH due AS (
     UPDATE live_activity la SET
         lease_owner = CASE WHEN s.action = 'send' THEN :me END,
         lease_until = CASE WHEN s.action = 'send' THEN now() + make_interval(secs => :lease) END,
-        alert_stamp = CASE WHEN s.action = 'send' AND (s.in_doubt OR s.expired) THEN NULL
-                           ELSE la.alert_stamp END,
+        alert_stamp = CASE WHEN s.action = 'send' AND (s.lost OR s.expired) THEN NULL
+                           ELSE s.alert_stamp END,
         alert_marked_at = CASE
-            WHEN s.action = 'send' AND (s.needs_start OR (la.alert_stamp IS NOT NULL
-                                        AND NOT s.in_doubt AND NOT s.expired)) THEN now()
+            WHEN s.action = 'send' AND (s.needs_start OR (s.alert_stamp IS NOT NULL
+                                        AND NOT s.lost AND NOT s.expired)) THEN now()
             WHEN s.action = 'send' OR s.action = 'close' THEN NULL
-            ELSE la.alert_marked_at END,
+            ELSE s.alert_marked_at END,
+        alert_marked_stamp = CASE
+            WHEN s.action = 'send' AND s.needs_start THEN s.want_stamp
+            WHEN s.action = 'send' AND s.alert_stamp IS NOT NULL AND NOT s.lost AND NOT s.expired
+                THEN s.alert_stamp
+            WHEN s.action = 'send' OR s.action = 'close' THEN NULL
+            ELSE s.alert_marked_stamp END,
         next_try_at = CASE s.action WHEN 'send' THEN la.next_try_at
-                                    WHEN 'wait' THEN la.alert_marked_at + make_interval(secs => :grace) END,
+                                    WHEN 'wait' THEN s.alert_marked_at + make_interval(secs => :grace) END,
         status = CASE WHEN s.action = 'close' THEN 'ended' ELSE la.status END,
         ended_at = CASE WHEN s.action = 'close' THEN now() ELSE la.ended_at END,
         updated_at = now()
     FROM decided s WHERE la.id = s.id
     RETURNING la.id, la.fixture_id, la.device_id, s.token, s.action, s.needs_start, s.want_end,
-              la.want_stamp, la.alert_stamp, la.tries, la.generation
+              s.want_stamp, CASE WHEN s.lost OR s.expired THEN NULL ELSE s.alert_stamp END AS alert_stamp,
+              la.tries, s.generation
 )
-SELECT t.*, CASE WHEN t.needs_start THEN (
+SELECT t.*, CASE WHEN t.needs_start AND t.action = 'send' THEN (
            SELECT max(p.stamp) FROM la_push p
            WHERE p.fixture_id = t.fixture_id AND p.generation = t.generation AND p.event = 'start')
        END AS start_stamp
-FROM taken t WHERE t.action = 'send'
+FROM taken t
 """
-"""Lease up to `limit` due rows with a live token (doc concepts 5 and 6). A row taken while its
-mark stands had a request of unknown outcome: its alert is dropped, and a start waits out
+"""Lease up to `limit` due rows with a live token (doc concepts 5 and 6); every row it consumed comes
+back with its action, those to send with what to send. A row taken while its mark stands had a
+request of unknown outcome: the alert that request carried is dropped, and a start waits out
 `START_GRACE_S` after the mark. A row with no live token is parked until a report or publish; a
 start never sent whose generation has ended is closed (the phone never showed it)."""
 
@@ -257,6 +275,7 @@ WITH r AS (
                      WHEN r.result = 'withheld' THEN la.tries ELSE 0 END,
         -- A start whose outcome is unknown keeps its mark: `TAKE` waits out START_GRACE_S after it.
         alert_marked_at = CASE WHEN r.result = 'unknown' AND r.event = 'start' THEN la.alert_marked_at END,
+        alert_marked_stamp = CASE WHEN r.result = 'unknown' AND r.event = 'start' THEN la.alert_marked_stamp END,
         lease_owner = NULL,
         lease_until = NULL,
         next_try_at = CASE
@@ -379,7 +398,7 @@ class Drainer:
                 task = asyncio.create_task(self._pass(batch))
                 self._batches.add(task)
                 task.add_done_callback(functools.partial(self._passed, len(batch.rows)))
-            if len(batch.rows) < room:
+            if batch.consumed < room:
                 await self._sleep(config.poll_s)
         if self._batches:
             await asyncio.wait(self._batches)
@@ -418,10 +437,11 @@ class Drainer:
                     tries=r.tries,
                 )
                 for r in found
+                if r.action == "send"
             ]
             await self._load_published(conn, rows)
         self._reached()
-        return Batch(rows, taken_at)
+        return Batch(rows, taken_at, consumed=len(found))
 
     async def send(self, batch: Batch) -> list[Sent]:
         """One request per row, all at once (`run` takes no more rows than may be in flight)."""
@@ -438,8 +458,10 @@ class Drainer:
         return int(count)
 
     async def _pass(self, batch: Batch) -> None:
-        """Send a batch and settle it, retrying the settle through an outage until the lease
-        would lapse (then the outcomes are dropped: the alert mark keeps an alert from repeating)."""
+        """Send a batch and settle it, retrying the settle through an outage for as long as it
+        lasts: only rows whose lease this drainer still holds are written, so a late settle is
+        safe, and until it lands the next drainer sees the marks and repeats no alert. Stopping,
+        or a failure that is not the database's, drops the outcomes (the marks keep that safe)."""
         sent = await self.send(batch)
         wait = self._config.poll_s
         while True:
@@ -449,8 +471,9 @@ class Drainer:
             except DATABASE_ERRORS as error:
                 self._out_of_reach(error)
             except Exception:  # the loop outlives any one failure
-                log.exception("drain.settle_failed")
-            if time.monotonic() + wait >= batch.taken_at + self._config.lease_s:
+                log.exception("drain.settle_failed", rows=len(sent))
+                break
+            if self._stopping.is_set():
                 log.warning("drain.settle_dropped", rows=len(sent))
                 break
             await asyncio.sleep(wait)
@@ -557,6 +580,7 @@ class Drainer:
         if len(self._published) + len(missing) > PUBLISHED_CACHE_SIZE:
             self._published.clear()
             self._bodies.clear()
+            missing = list(keys)
         found = await conn.execute(
             text(PUBLISHED), {"fixtures": [k[0] for k in missing], "stamps": [k[1] for k in missing]}
         )
@@ -615,7 +639,7 @@ class Drainer:
     async def owed(self) -> tuple[int, float]:
         """Mailboxes owing a push, and how many seconds the most overdue due one is late (`OWED`)."""
         async with self._engine.connect() as conn:
-            row = (await conn.execute(text(OWED))).one()
+            row = (await conn.execute(text(OWED), {"environment": self._config.environment})).one()
         return int(row.owed), float(row.lag)
 
     async def _gauge(self) -> None:

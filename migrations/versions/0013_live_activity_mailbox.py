@@ -44,6 +44,12 @@ _MAILBOX = (
         None,
         "an alert or start request may be on its way since",
     ),
+    (
+        "alert_marked_stamp",
+        sa.BigInteger(),
+        None,
+        "what that request carried: its alert's (or start's) stamp",
+    ),
     ("sent_stamp", sa.BigInteger(), None, "the newest stamp APNs accepted for the current token"),
     ("next_try_at", sa.DateTime(timezone=True), None, "when a drainer should try; null: nothing to do now"),
     ("tries", sa.Integer(), sa.text("0"), "answers in a row that did not deliver (backoff)"),
@@ -94,6 +100,12 @@ def upgrade() -> None:
         postgresql_where=sa.text("next_try_at IS NOT NULL"),
     )
     op.create_index("ix_live_activity_fixture_id_generation", "live_activity", ["fixture_id", "generation"])
+    op.create_index(
+        "ix_live_activity_push_token",
+        "live_activity",
+        ["push_token"],
+        postgresql_where=sa.text("push_token_active"),
+    )
     op.drop_table("followers_waiting")
     op.drop_table("effect_log")
     op.alter_column("fixture", "effects_purged_at", new_column_name="pushes_purged_at")
@@ -139,6 +151,7 @@ def downgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("fixture_id", name="pk_followers_waiting"),
     )
+    op.drop_index("ix_live_activity_push_token", table_name="live_activity")
     op.drop_index("ix_live_activity_fixture_id_generation", table_name="live_activity")
     op.drop_index("ix_live_activity_next_try_at", table_name="live_activity")
     for name, _, _, _ in _MAILBOX:

@@ -294,6 +294,9 @@ live_activity = Table(
         DateTime(timezone=True),
         comment="an alert or start request may be on its way since",
     ),
+    Column(
+        "alert_marked_stamp", BigInteger, comment="what that request carried: its alert's (or start's) stamp"
+    ),
     Column("sent_stamp", BigInteger, comment="the newest stamp APNs accepted for the current token"),
     Column(
         "next_try_at",
@@ -321,6 +324,12 @@ Index(
     postgresql_where=live_activity.c.next_try_at.isnot(None),
 )
 Index("ix_live_activity_fixture_id_generation", live_activity.c.fixture_id, live_activity.c.generation)
+Index(
+    "ix_live_activity_push_token",
+    live_activity.c.push_token,
+    postgresql_where=live_activity.c.push_token_active,
+)
+"""A 410 switches its token off wherever it is live (`activities.push.drain.SETTLE`)."""
 
 la_push = Table(
     "la_push",

@@ -45,30 +45,34 @@ async def notify_due(conn: AsyncConnection) -> None:
 
 async def running_generation(conn: AsyncConnection, fixture_id: int) -> Wanted | None:
     """The generation whose activities run now and the push they show; None before kick-off,
-    overnight and after the end (the newest push is an end, or there is none)."""
+    overnight and after the end (an end of the newest push's generation or a newer one was
+    published: a correction published after the final whistle starts nothing)."""
     row = (
         await conn.execute(
             text(
-                """SELECT stamp, generation, event FROM la_push WHERE fixture_id = :fixture_id
-                ORDER BY stamp DESC LIMIT 1"""
+                """SELECT p.stamp, p.generation, EXISTS (
+                        SELECT 1 FROM la_push e WHERE e.fixture_id = p.fixture_id AND e.event = 'end'
+                          AND e.generation >= p.generation) AS ended
+                FROM la_push p WHERE p.fixture_id = :fixture_id ORDER BY p.stamp DESC LIMIT 1"""
             ),
             {"fixture_id": fixture_id},
         )
     ).first()
-    if row is None or row.event == "end":
+    if row is None or row.ended:
         return None
     return Wanted(stamp=int(row.stamp), generation=int(row.generation), end=False)
 
 
 async def wanted_by(conn: AsyncConnection, fixture_id: int, generation: int) -> Wanted | None:
-    """The newest push that `generation`'s activities should show: its own newest, or a later end
-    of a newer generation (an end closes every older generation too); None if none was published."""
+    """The newest push that `generation`'s activities should show: the newest end of it or a newer
+    generation (an end closes every older generation too, and sticks), else its own newest push;
+    None if none was published."""
     row = (
         await conn.execute(
             text(
                 """SELECT stamp, event FROM la_push WHERE fixture_id = :fixture_id
-                  AND (generation = :generation OR (event = 'end' AND generation > :generation))
-                ORDER BY stamp DESC LIMIT 1"""
+                  AND ((event = 'end' AND generation >= :generation) OR generation = :generation)
+                ORDER BY event = 'end' DESC, stamp DESC LIMIT 1"""
             ),
             {"fixture_id": fixture_id, "generation": generation},
         )

@@ -153,7 +153,9 @@ async def set_push_to_start_token(engine: AsyncEngine, device_id: uuid.UUID, pus
             text(
                 """UPDATE live_activity SET next_try_at = now(), tries = 0, updated_at = now()
                 WHERE device_id = :id AND status = 'pending' AND started_at IS NULL
-                  AND push_token IS NULL AND want_stamp IS NOT NULL"""
+                  AND push_token IS NULL AND want_stamp IS NOT NULL AND NOT want_end
+                  AND EXISTS (SELECT 1 FROM follow f WHERE f.device_id = live_activity.device_id
+                                AND f.fixture_id = live_activity.fixture_id)"""
             ),
             {"id": device_id},
         )
@@ -208,6 +210,9 @@ async def unfollow(engine: AsyncEngine, device_id: uuid.UUID, fixture_id: int) -
     now is dropped), only the match's end, which takes them off the screen. Following again
     resumes them with the next change."""
     async with engine.begin() as conn:
+        # Shared with publishes' exclusive lock: a publish running now has moved these mailboxes
+        # before the unfollow, or sees the follow gone.
+        await lock_pushes(conn, fixture_id, shared=True)
         await conn.execute(
             text("DELETE FROM follow WHERE device_id = :device_id AND fixture_id = :fixture_id"),
             {"device_id": device_id, "fixture_id": fixture_id},

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 
@@ -32,15 +33,18 @@ def make_etag(doc_key: str, version: int, hash_: str) -> str:
     return f'"{version}-{digest[:24]}"'
 
 
+_OUR_ETAG = re.compile(r'"(\d{1,18})-[0-9a-f]{24}(?:-[0-9a-z]+)*"')
+"""Our strong ETags (`make_etag`, with `variant_etag` suffixes): the version is the first group."""
+
+
 def held_version(if_none_match: str | None) -> int | None:
-    """The newest version an `If-None-Match` proves the client holds (our strong tags start with
-    `"{version}-`; `W/` and foreign tags ignored), None if it names none."""
+    """The newest version an `If-None-Match` proves the client holds: only our own strong tags
+    count (`"{version}-{24 hex digits}"`, a variant suffix allowed); weak and foreign tags prove
+    nothing. None if it names none."""
     if if_none_match is None:
         return None
     versions = [
-        int(head)
-        for tag in if_none_match.split(",")
-        if (head := tag.strip().removeprefix("W/").strip('"').split("-", 1)[0]).isdigit()
+        int(found[1]) for tag in if_none_match.split(",") if (found := _OUR_ETAG.fullmatch(tag.strip()))
     ]
     return max(versions, default=None)
 

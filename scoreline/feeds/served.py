@@ -128,7 +128,7 @@ class DocumentCopies:
         refreshing = self._refreshing.get(doc_key)
         if refreshing is None:
             refreshing = asyncio.ensure_future(
-                self._refresh(doc_key, None if slot is None else slot.document)
+                self._refresh(doc_key, None if slot is None else slot.document, at_least)
             )
             self._refreshing[doc_key] = refreshing
             refreshing.add_done_callback(lambda done: self._refreshed(doc_key, done))
@@ -140,14 +140,17 @@ class DocumentCopies:
         if not done.cancelled():
             done.exception()  # retrieved here, so a refresh nobody awaited any more logs nothing
 
-    async def _refresh(self, doc_key: str, held: Document | None) -> Document | None:
+    async def _refresh(self, doc_key: str, held: Document | None, at_least: int | None) -> Document | None:
+        """Redis first; Postgres when Redis misses, fails, or is behind what this process or the
+        client (`at_least`) already has."""
         fresh: Published | None = None
         try:
             async with asyncio.timeout(READ_TIMEOUT):
                 version = await read_version(self._redis, doc_key)
-                if version is not None and held is not None and version <= held.version:
+                behind = version is not None and at_least is not None and version < at_least
+                if version is not None and held is not None and version <= held.version and not behind:
                     return self._keep(doc_key, held)
-                if version is not None:
+                if version is not None and not behind:
                     fresh = await read_published(self._redis, doc_key)
         except _REDIS_ERRORS as error:
             log.warning("feeds.redis_read_failed", doc=doc_key, error=f"{type(error).__name__}: {error}")

@@ -271,3 +271,78 @@ async def test_what_is_owed_and_how_late_is_what_the_gauges_report(
             return await drainer.owed() == (0, 0.0)
 
         await eventually(drained, within=10)
+
+
+async def test_a_newer_alert_published_while_a_request_is_in_doubt_is_still_sent(
+    db: asyncpg.Connection,
+    sim: PushSim,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    push_settings: Settings,
+) -> None:
+    """A take that found an alert in doubt dropped whatever alert was owed, so a red card
+    published after the lost goal request never reached the phone."""
+    await seed.fixture(db)
+    activities = await seed.running_activities(db, 3)
+    goal = int(time.time())
+    await publish(db, goal)
+    dead = Drainer(engine, apns_client, config(push_settings, lease_s=1.0))
+    assert len((await dead.take()).rows) == 3  # marked, never sent: its worker died
+    red_card = goal + 1
+    await publish(db, red_card)
+    await asyncio.sleep(1.1)
+    async with running(Drainer(engine, apns_client, config(push_settings))):
+
+        async def sent() -> bool:
+            count = await db.fetchval("SELECT count(*) FROM live_activity WHERE sent_stamp = $1", red_card)
+            return bool(count == 3)
+
+        await eventually(sent, within=10)
+    got = await accepted(sim, [a.push_token for a in activities])
+    assert all([p["timestamp"] for p in pushes if "alert" in p] == [red_card] for pushes in got.values())
+
+
+async def test_a_full_cache_of_published_pushes_delays_no_batch(
+    db: asyncpg.Connection,
+    sim: PushSim,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    push_settings: Settings,
+    database_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """When the cache of published pushes started over, the rows of a batch whose push had been
+    cached were failed as wrong and waited a minute."""
+    monkeypatch.setattr("activities.push.drain.PUBLISHED_CACHE_SIZE", 1)
+    other = seed.FIXTURE_ID + 1
+    await seed.fixture(db)
+    await seed.fixture(db, other)
+    here = await seed.running_activities(db, 3)
+    there = await seed.running_activities(db, 3, other)
+    first = int(time.time())
+    await publish(db, first, alert=False)
+    # A row failed as wrong waits the longest backoff: a minute in production, 30 s here.
+    drainer = Drainer(
+        engine, apns_client, config(push_settings, backoff_cap_s=30.0), dsn=asyncpg_dsn(database_url)
+    )
+
+    async def sent(fixture_id: int, stamp: int) -> bool:
+        count = await db.fetchval(
+            "SELECT count(*) FROM live_activity WHERE fixture_id = $1 AND sent_stamp = $2", fixture_id, stamp
+        )
+        return bool(count == 3)
+
+    async with running(drainer):
+        await eventually(lambda: sent(seed.FIXTURE_ID, first), within=10)
+        # One batch: the first fixture's rows again (new tokens: its push is cached), the other's new push.
+        async with db.transaction():
+            await db.execute(
+                "UPDATE live_activity SET sent_stamp = NULL, next_try_at = now() WHERE fixture_id = $1",
+                seed.FIXTURE_ID,
+            )
+            await publish(db, first + 1, alert=False, fixture_id=other)
+        await eventually(lambda: sent(seed.FIXTURE_ID, first), within=5)
+        await eventually(lambda: sent(other, first + 1), within=5)
+    assert await db.fetchval("SELECT max(tries) FROM live_activity") == 0
+    got = await accepted(sim, [a.push_token for a in (*here, *there)])
+    assert all(pushes for pushes in got.values())

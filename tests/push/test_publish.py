@@ -8,6 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from activities.push.publish import publish
 from domain.moments import KeyMoment
 from domain.pushes import LiveState, PushInput
+from scoreline.devices import store
 from tests.push import seed
 
 ROUTINE_INTERVAL = 60.0
@@ -98,3 +99,26 @@ async def test_an_end_sticks_and_closes_starts_that_never_went(
         (end.stamp, True, end.stamp, True)
     }
     assert [(row["want_end"], row["due"]) for row in closed] == [(True, False)]
+
+
+async def test_a_correction_published_after_the_end_starts_nothing(
+    engine: AsyncEngine, db: asyncpg.Connection
+) -> None:
+    """An update published after the final whistle (a desk's correction) made the match look
+    running again: a follow then push-started an activity that no end would ever close."""
+    await seed.fixture(db)
+    await seed.followers(db, 1)
+    await publish(engine, _push("start", "kickoff", 10, 1, alert=True), ROUTINE_INTERVAL)
+    end = await publish(engine, _push("end", "full_time", 20, 9, alert=True), ROUTINE_INTERVAL)
+    await publish(engine, _push("update", "v10", 30, 10), ROUTINE_INTERVAL)
+    device = await db.fetchval(
+        """INSERT INTO device (install_id, platform, environment, token_hash, push_to_start_token)
+        VALUES ('late-follower', 'ios', 'sandbox', 'unused', $1) RETURNING id""",
+        seed.apns_token(),
+    )
+
+    assert await store.follow(engine, device, seed.FIXTURE_ID)
+    assert await db.fetchval("SELECT count(*) FROM live_activity WHERE device_id = $1", device) == 0
+    await store.report_activity_token(engine, device, seed.FIXTURE_ID, seed.apns_token())
+    wanted = await db.fetchrow("SELECT want_stamp, want_end FROM live_activity WHERE device_id = $1", device)
+    assert (wanted["want_stamp"], wanted["want_end"]) == (end.stamp, True)
