@@ -88,6 +88,12 @@ async def accepted(sim: PushSim, tokens: Iterable[str]) -> dict[str, list[dict[s
     return found
 
 
+async def all_sent(db: asyncpg.Connection, stamp: int, count: int) -> bool:
+    """Whether `count` mailboxes have APNs' acceptance of `stamp`."""
+    sent = await db.fetchval("SELECT count(*) FROM live_activity WHERE sent_stamp = $1", stamp)
+    return bool(sent == count)
+
+
 @pytest.fixture
 def drainer(
     engine: AsyncEngine, apns_client: ApnsClient, push_settings: Settings, database_url: str
@@ -215,12 +221,7 @@ async def test_a_row_taken_by_a_drainer_that_died_is_sent_again_without_its_aler
     taken = await dead.take()
     assert len(taken.rows) == 10 and all(row.alert_stamp == stamp for row in taken.rows)
     async with running(Drainer(engine, apns_client, config(push_settings))):
-
-        async def sent() -> bool:
-            count = await db.fetchval("SELECT count(*) FROM live_activity WHERE sent_stamp = $1", stamp)
-            return bool(count == 10)
-
-        await eventually(sent, within=10)
+        await eventually(lambda: all_sent(db, stamp, 10), within=10)
     got = await accepted(sim, [a.push_token for a in activities])
     assert all(len(pushes) == 1 and "alert" not in pushes[0] for pushes in got.values())
     assert all(p["timestamp"] == stamp for pushes in got.values() for p in pushes)
@@ -292,12 +293,7 @@ async def test_a_newer_alert_published_while_a_request_is_in_doubt_is_still_sent
     await publish(db, red_card)
     await asyncio.sleep(1.1)
     async with running(Drainer(engine, apns_client, config(push_settings))):
-
-        async def sent() -> bool:
-            count = await db.fetchval("SELECT count(*) FROM live_activity WHERE sent_stamp = $1", red_card)
-            return bool(count == 3)
-
-        await eventually(sent, within=10)
+        await eventually(lambda: all_sent(db, red_card, 3), within=10)
     got = await accepted(sim, [a.push_token for a in activities])
     assert all([p["timestamp"] for p in pushes if "alert" in p] == [red_card] for pushes in got.values())
 
