@@ -49,9 +49,10 @@ The rules (each violation names fixture, device and token):
    that or a newer moment (`alerts_replaced`: the phone showed the newer one), or arrived after the
    moment's own `stale_date` (`alerts_expired`), or its outcome may have been lost between the
    publish and that push: APNs answered nothing to a request carrying it (the connection dropped
-   with it: `alerts_lost_unanswered`), or a worker was SIGKILLed or SIGSTOPped
-   (`alerts_lost_at_interruption`). Scoreline then sends the state without the alert, so that no
-   alert shows twice.
+   with it: `alerts_lost_unanswered`), or a worker was SIGKILLed or SIGSTOPped after the publish
+   and before that push (`alerts_lost_at_interruption`: only a worker running after the publish can
+   have taken the alert, so a pause already under way excuses nothing). Scoreline then sends the
+   state without the alert, so that no alert shows twice.
 """
 
 from __future__ import annotations
@@ -186,8 +187,8 @@ class Span:
     began: float
     ended: float
 
-    def meets(self, began: float, ended: float) -> bool:
-        return self.began <= ended and self.ended >= began
+    def began_within(self, began: float, ended: float) -> bool:
+        return began <= self.began <= ended
 
 
 @dataclass(frozen=True)
@@ -586,7 +587,7 @@ class _Judge:
             ):
                 self.ledger.counts["alerts_lost_unanswered"] += 1
                 continue
-            if any(span.meets(moment.at, until) for span in self.facts.interruptions):
+            if any(span.began_within(moment.at, until) for span in self.facts.interruptions):
                 self.ledger.counts["alerts_lost_at_interruption"] += 1
                 continue
             after = "no push reached it since" if first is None else f"the next push {_pushed(first)}"

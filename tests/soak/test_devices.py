@@ -427,12 +427,20 @@ def test_an_alert_past_its_stale_date_is_excused_and_counted() -> None:
 def test_an_alert_whose_request_lost_its_worker_is_excused_and_counted() -> None:
     """A SIGKILL or a SIGSTOP between the publish and the next push: the outcome may be lost."""
     quiet = replaced(journal(), push(2, T0 + 201, "update", 101, 2))
-    for span in (Span(T0 + 200.5, T0 + 200.5), Span(T0 + 100, T0 + 250)):
+    for span in (Span(T0 + 200.5, T0 + 200.5), Span(T0 + 200.5, T0 + 250)):
         details, ledger = judge(quiet, facts=MatchFacts(published=MATCH, interruptions=(span,)))
         assert details == []
         assert ledger.figures()["alerts_lost_at_interruption"] == 1
     before = MatchFacts(published=MATCH, interruptions=(Span(T0 + 150, T0 + 199),))
     assert brief(quiet, facts=before) == [ALERT_MISSING]
+
+
+def test_a_pause_already_under_way_at_the_publish_excuses_no_lost_alert() -> None:
+    """A worker paused before a goal was published excused its lost alert, though a paused worker
+    takes nothing: the check let a lost alert through whenever any pause overlapped."""
+    quiet = replaced(journal(), push(2, T0 + 201, "update", 101, 2))
+    under_way = MatchFacts(published=MATCH, interruptions=(Span(T0 + 100, T0 + 250),))
+    assert brief(quiet, facts=under_way) == [ALERT_MISSING]
 
 
 def test_an_alert_whose_request_apns_never_answered_is_excused_and_counted() -> None:
