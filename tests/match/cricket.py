@@ -7,7 +7,6 @@ from datetime import timedelta
 from typing import Any
 
 import asyncpg
-from pydantic import SecretStr
 from temporalio.client import Client
 
 from activities.ingest.store import IngestStore
@@ -17,18 +16,16 @@ from scoreline.settings import Settings
 from scoreline.temporal.match_runs import MatchRuns
 from simulators.provider.recording_file import read_recording
 from tests.match.harness import end_leftover_run, fast_settings
-from tests.support.provider import TOKEN, Provider, recording
+from tests.support.provider import Provider, recording
 from workers.dependencies import worker_dependencies
 
 
 def cricket_settings(
     settings: Settings, provider: Provider, *, rechecks: tuple[timedelta, ...] | None = None
 ) -> Settings:
-    """Fast polling against the test's simulator, which serves Cricket v2 below `/api/v2.0`."""
+    """Fast polling, with the cricket timers shortened."""
     return fast_settings(settings, provider.url).model_copy(
         update={
-            "cricket_provider_url": f"{provider.url}/api/v2.0",
-            "cricket_provider_token": SecretStr(TOKEN),
             "cricket_stumps_interval": timedelta(milliseconds=100),
             "cricket_post_match_rechecks": rechecks
             if rechecks is not None

@@ -32,12 +32,15 @@ FAST = {
 
 
 def fast_settings(settings: Settings, provider_url: str) -> Settings:
-    """Poll every 50 ms against the test's simulator, on this test's own two task queues."""
+    """Poll every 50 ms against the test's simulator (both APIs: a dev stack's simulator on the
+    default port must not answer a test), on this test's own two task queues."""
     return settings.model_copy(
         update={
             **FAST,
             "provider_url": provider_url,
             "provider_token": SecretStr(TOKEN),
+            "cricket_provider_url": f"{provider_url}/api/v2.0",
+            "cricket_provider_token": SecretStr(TOKEN),
             "temporal_watch_task_queue": f"{settings.temporal_task_queue}-watch",
         }
     )
