@@ -70,10 +70,6 @@ with workflow.unsafe.imports_passed_through():
         WatchResult,
     )
 
-POSTPONED_PATCH = "postponed-recheck-first"
-"""Runs recorded when a postponed match slept before its first recheck replay that way; a run now
-rechecks at once (a rescheduled fixture's new run must not wait out an interval first)."""
-
 FETCH_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=2), maximum_interval=timedelta(minutes=1), maximum_attempts=20
 )
@@ -272,7 +268,7 @@ class MatchWorkflow:
         call waits an interval first, whatever this one found)."""
         first = not self._rechecked
         self._rechecked = True
-        if not (first and workflow.patched(POSTPONED_PATCH)):
+        if not first:
             await workflow.sleep(timedelta(seconds=options.postponed_recheck_seconds))
         summary = await self._fetch(fixture_id, "reconcile")
         if summary is None:

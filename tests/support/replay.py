@@ -1,10 +1,10 @@
 """Determinism checks: replay recorded histories with the worker's converter and interceptors.
 
-Histories of released workflow versions are committed under `tests/match/histories/` and replayed
-on every run (`test_committed_histories_still_replay`), so a change that would take a running
-workflow down another path fails here first. Tests that play a scenario worth keeping call
-`replays_and_keep`: with `SCORELINE_RECORD_HISTORIES=1` they write `<name>.<RELEASE>.json`. Files of
-earlier releases stay: they are what the workers in production may still be replaying.
+Histories are committed under `tests/match/histories/` and replayed on every run
+(`test_committed_histories_still_replay`), so a change that would take a running workflow down
+another path fails here first. Tests that play a scenario worth keeping call `replays_and_keep`:
+with `SCORELINE_RECORD_HISTORIES=1` they write `<name>.<RELEASE>.json`. Which files stay, and when a
+change must be versioned, is docs/workflow-versions.md.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from temporalio.worker import Replayer
 from scoreline.temporal.tracing import TraceInterceptor
 
 HISTORIES = Path(__file__).parents[1] / "match" / "histories"
-RELEASE = "2026-12e"
-"""The workflow code's release: bump it when a versioned (`workflow.patched`) change lands."""
+RELEASE = "pre-release"
+"""The release whose workers would replay these histories; named at the first release."""
 
 
 async def assert_replays(workflows: Sequence[type], *histories: WorkflowHistory) -> None:
