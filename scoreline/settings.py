@@ -11,6 +11,7 @@ from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -20,6 +21,9 @@ from scoreline.durations import Duration, DurationList, OptionalDuration
 DEFAULT_DATA_DIR = Path(".scoreline")
 ENV_FILE_NAME = "env"
 PRODUCTION_API_METRICS_ADDRESS = "127.0.0.1:9466"
+
+APPLE_APNS_HOSTS = {"api.push.apple.com": "production", "api.sandbox.push.apple.com": "sandbox"}
+"""Apple's two APNs hosts and the device builds each serves: a token of the other build is refused."""
 
 
 class Environment(StrEnum):
@@ -196,6 +200,18 @@ class Settings(BaseSettings):
             return data
         defaults = {"api_cors_origins": "", "api_metrics_address": PRODUCTION_API_METRICS_ADDRESS}
         return {**defaults, **data}
+
+    @model_validator(mode="after")
+    def _apns_environment_matches_the_host(self) -> Self:
+        """The drainer sends only to devices of `APNS_ENVIRONMENT`: naming the other build than
+        Apple's host serves would leave every phone of this deployment without a push."""
+        served = APPLE_APNS_HOSTS.get(urlsplit(self.apns_url).hostname or "")
+        if served is not None and served != self.apns_environment:
+            raise ValueError(
+                f"APNS_URL {self.apns_url} serves {served} devices but APNS_ENVIRONMENT is "
+                f"{self.apns_environment}: set APNS_ENVIRONMENT={served}"
+            )
+        return self
 
     @model_validator(mode="after")
     def _production_needs_real_services(self) -> Self:

@@ -63,6 +63,33 @@ def test_only_the_worker_gets_the_apns_key() -> None:
     assert SERVICES["worker"]["environment"]["APNS_KEY_PATH"] == "/run/secrets/apns_key"
 
 
+def _compose_default(value: str) -> str:
+    """A compose value as deployed with nothing but the required variables set: `${X:-d}` is `d`,
+    and `${X:?…}` a placeholder."""
+    value = re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", value)
+    return re.sub(r"\$\{\w+:\?[^}]*\}", "set", value)
+
+
+@pytest.mark.unit
+def test_the_worker_pushes_to_the_devices_apples_host_serves() -> None:
+    """Compose sent to Apple's production host with APNS_ENVIRONMENT left at sandbox, and the
+    drainer sends only to devices of its environment: production phones would have got no push.
+    Failed before (the settings now refuse the mismatch)."""
+    environment = SERVICES["worker"]["environment"]
+    url = _compose_default(environment["APNS_URL"])
+    named = _compose_default(environment.get("APNS_ENVIRONMENT", "sandbox"))
+    settings = Settings(_env_file=None, apns_url=url, apns_environment=named)  # type: ignore[call-arg]
+    assert settings.apns_environment == "production"
+
+
+@pytest.mark.unit
+def test_an_apns_environment_apples_host_does_not_serve_is_refused() -> None:
+    with pytest.raises(ValueError, match="set APNS_ENVIRONMENT=sandbox"):
+        Settings(  # type: ignore[call-arg]
+            _env_file=None, apns_url="https://api.sandbox.push.apple.com", apns_environment="production"
+        )
+
+
 def _dockerignore_excludes(path: str) -> bool:
     """Whether `docker build` leaves `path` (relative to the context) out, as .dockerignore reads:
     patterns anchored at the context's root, `*` within one path segment, `**` across any number,

@@ -1,6 +1,6 @@
 // The outbox's send loop: one per fixture, oldest tap first, one command in flight.
 //
-// The command road's answers decide what happens next (README, "Desk commands"):
+// The command road's answers decide what happens next (docs/desk.md):
 // - `accepted` / `duplicate`: the tap is logged; it ticks. A duplicate carries the first answer,
 //   which is what this key really got (a refusal stays a refusal).
 // - `refused`: a rule said no; the reason is shown and the queue moves on.
