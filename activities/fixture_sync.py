@@ -2,7 +2,7 @@
 
 Football v3 and, when the worker has a cricket client, Cricket v2 are listed; a cricket listing
 that fails is logged and skipped (football's fixtures are still written and started), while a
-football failure fails the attempt before anything is written, as it always did.
+football failure fails the attempt before anything is written.
 """
 
 from __future__ import annotations

@@ -138,8 +138,8 @@ class CommitInput(_Message):
     """The new scoreboard; None keeps the stored one (a provider-owned score)."""
     rule_state: str | None = None
     """The rules' state after the command, as JSON text (`model_dump_json`). Not a dict: dumping the
-    state to Python and validating it again as JSON values took most of the desk command's time in
-    the workflow (issue 15); the commit hands it to Postgres as it is."""
+    state to Python and validating it again as JSON values costs most of the desk command's time in
+    the workflow; the commit hands it to Postgres as it is."""
     saw: int = 0
 
 

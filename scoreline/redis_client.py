@@ -32,11 +32,12 @@ def shared_redis(url: str) -> aioredis.Redis:
 async def cancellable(call: Awaitable[T], timeout: float) -> T:
     """Await a redis-py call at most `timeout` seconds, always giving up when cancelled.
 
-    redis-py (8.1) can swallow the cancellation of a task waiting on a command: measured, 87 of
-    400 tasks cancelled during an EVALSHA went on running, which is how `FeedBuilder.stop()` hung
-    (tests/feeds/test_redis_cancel.py). The call runs as a task of its own and this one waits
-    with `asyncio.wait`, whose own waiter takes the cancellation, so the caller always sees it;
-    the call is cancelled too, and is left to finish as it will.
+    redis-py (8.1) can swallow the cancellation of a task waiting on a command (measured: 87 of
+    400 tasks cancelled during an EVALSHA go on running; tests/feeds/test_redis_cancel.py), and a
+    stop that cancels such a task, `FeedBuilder.stop()`'s, would wait for ever. The call runs as a
+    task of its own and this one waits with `asyncio.wait`, whose own waiter takes the
+    cancellation, so the caller always sees it; the call is cancelled too, and is left to finish
+    as it will.
 
     Raises:
         TimeoutError: no answer within `timeout` (the call is cancelled).

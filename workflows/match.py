@@ -31,8 +31,8 @@ against the stored state, and the run ends once it is answered, unless it reopen
 
 It runs outside the workflow sandbox (`sandboxed=False`). The sandbox re-checks every module
 access and runs a compiled snippet per payload it converts; for the desk's command, decided,
-committed and answered in one task, that was one of the largest costs left on the road (issue 15:
-with the command bench's `sandbox` what-if, 20 desks get 147 accepted/s instead of 160-167). What
+committed and answered in one task, that is one of the largest costs on the road
+(`bench/command_latency.py --what-if sandbox`: 20 desks get 147 accepted/s instead of 160-167). What
 the sandbox guarded is kept by other means: `tests/foundation/test_purity.py` checks statically
 that this package and `domain/` read no clock, randomness, file, socket or environment, and the
 replay tests run committed histories through this code. The other workflows keep the sandbox:

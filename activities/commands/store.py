@@ -154,8 +154,8 @@ def _argument(data: CommitInput, trace_id: str | None) -> str:
     """The function's argument as JSON text: the decided command, its answer and all it writes.
 
     The rule state is JSON text already (pydantic made it in the workflow), so it is spliced in
-    as it is: parsing it only to dump it again was a fifth of the worker's event loop at desk speed
-    (issue 15). `json.dumps` of a non-empty dict always ends with its closing brace.
+    as it is: parsing it only to dump it again costs a fifth of the worker's event loop at desk
+    speed. `json.dumps` of a non-empty dict always ends with its closing brace.
     """
     text = json.dumps(_call(data, trace_id))
     if data.rule_state is None:

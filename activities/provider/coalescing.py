@@ -8,7 +8,7 @@ result — and, after a request that took most of the interval, for a tenth of `
 finished, so a slow provider is never asked again the moment it answered. Measured from the start,
 requests are at least `ttl` apart (never more than one per interval) and the board is refreshed
 every interval even when fetching it takes a while (a 100-match cricket board with every ball takes
-seconds: measured from the finish, it was refreshed every interval *plus* that). A failure is
+seconds: measured from the finish, it would be refreshed every interval *plus* that). A failure is
 remembered the same way, so an outage also costs one request per interval, not one per watcher.
 """
 

@@ -354,10 +354,10 @@ class ApnsConnection(asyncio.Protocol):
 
     def _time_out(self, stream_id: int, timeout: float, graces: int) -> None:
         """No answer `timeout` after the request was handed over; unless the loop stood still
-        meanwhile: then the request is given `STALL_GRACE_S` more. A worker resumed from a 16 s
-        SIGSTOP (the soak of 2026-12-06, seed 23) flushed 426 goal alerts only once resumed, and
-        their timers, due during the pause, fired before APNs could answer: written in doubt,
-        never delivered (uvloop runs due timers before it reads the sockets)."""
+        meanwhile: then the request is given `STALL_GRACE_S` more. A worker paused (a SIGSTOP)
+        with requests handed over sends them only once resumed, and their timers, due during the
+        pause, fire before APNs can answer (uvloop runs due timers before it reads the sockets):
+        without the grace each would count as in doubt, its alert never delivered."""
         stream = self._streams.get(stream_id)
         if stream is None or stream.timer is None:
             return
@@ -423,8 +423,8 @@ class ApnsConnection(asyncio.Protocol):
 class _PlainEncoder(Encoder):
     """HPACK without Huffman coding, and without indexing the headers that differ on every
     request (the device token's path, the request id, the expiry): a few bytes more per push,
-    and much less CPU. Indexed, each pushed the others out of the dynamic table, so every
-    request searched a full table and re-sent the provider token."""
+    and much less CPU. Indexed, each would push the others out of the dynamic table, so every
+    request would search a full table and send the provider token again."""
 
     def encode(self, headers: Any, huffman: bool = True) -> bytes:
         return super().encode(

@@ -25,12 +25,12 @@ log = get_logger(__name__)
 
 COALESCE_SECONDS = 1.0
 """How long a match's refresh waits for more of its commits to share it: at most one refresh a
-second per match. A desk sends a command every 100-200 ms, so at 50 ms nearly every command had
-its own refresh, each competing with the next commands for the worker's CPU (issue 15, 20 desks:
-121 accepted/s with a 0.25 s wait, 156 with this one, 167 with no refresh at all). While desks
-score that fast the copy is behind the announced version most of the time whatever the wait, and
-reads then ask Postgres (see above); the copy serves the quiet spells, and the partner documents
-gather for a second too."""
+second per match. A desk sends a command every 100-200 ms, so at a 50 ms wait nearly every command
+gets its own refresh, each competing with the next commands for the worker's CPU
+(`bench/command_latency.py`, 20 desks: 121 accepted/s with a 0.25 s wait, 156 with this one, 167
+with no refresh at all). While desks score that fast the copy is behind the announced version most
+of the time whatever the wait, and reads then ask Postgres (see above); the copy serves the quiet
+spells, and the partner documents gather for a second too."""
 
 
 CLOSE_SECONDS = 2.0

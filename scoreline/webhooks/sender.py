@@ -8,7 +8,7 @@ its end is closed, not reused.
 
 The client is aiohttp's, not httpx (the project's HTTP client elsewhere): httpx's pool scans, and
 polls the socket of, every pooled connection on each request and each answer, ~1-5 ms of CPU a
-POST at 50-250 kept-alive connections, which held one feeds process to ~100 deliveries/s; aiohttp
+POST at 50-250 kept-alive connections, which holds one feeds process to ~100 deliveries/s; aiohttp
 keeps connections alive per host for ~0.12 ms a POST (both measured against one local receiver).
 A kept-alive connection the receiver closed meanwhile fails the send before any answer: it goes
 once more on a new connection (same `webhook-id`: at least once).
