@@ -16,6 +16,6 @@ UNKNOWN_FIXTURE = UnknownFixture.__name__
 
 
 APNS_CONFIG_ERROR = "ApnsConfigError"
-"""APNs refused our own request (key, topic, request shape), or the worker has no APNs settings:
-every push would fail the same way, so none is retried. Raised only as this `ApplicationError`
-type, by the fan-out."""
+"""The type for APNs refusing our own request (key, topic, request shape), which every push would
+meet the same way. Nothing raises it: the drainer keeps such a push owed and tries it again at the
+longest backoff (`activities.push.answers`), so it goes out once the cause is fixed."""

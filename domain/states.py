@@ -48,4 +48,4 @@ HALTED_STATES = frozenset({MatchState.INTERRUPTED, MatchState.SUSPENDED})
 while play is halted is owed a Live Activity all the same."""
 
 BEGUN_STATES = STARTED_STATES | HALTED_STATES
-"""Play began: it goes on, stands halted or is over. Followers who follow now are signalled."""
+"""Play began: it goes on, stands halted or is over."""

@@ -185,9 +185,9 @@ async def run(settings: Settings) -> None:
 
 
 def _require_the_apns_key_in_production(settings: Settings) -> None:
-    """The worker is the one process that pushes: in production, without the APNs signing key every
-    push with a target would fail for good (`ApnsConfigError`), one warning per push, so a missing
-    key is a start-up error instead (the API and the other processes never need it)."""
+    """The worker is the one process that pushes: in production, a worker without the APNs signing
+    key runs no drainer, and with none running every phone's mailbox stays owed, so a missing key
+    is a start-up error instead (the API and the other processes never need it)."""
     if settings.is_production and settings.apns_key_path is None:
         raise RuntimeError("the production worker needs APNS_KEY_PATH (the APNs .p8 signing key)")
 

@@ -1,5 +1,5 @@
-"""The Live Activity sender: payloads and pacing (pure), the APNs HTTP/2 client, and the fan-out activity.
+"""Live Activity pushes: payloads and APNs' answers (pure), publishing, the drainer, the APNs client.
 
-Nothing is imported here, so a workflow can import the pure modules (`pacing`, `payloads`) without
-pulling in the network and database parts.
+Nothing is imported here, so a module that needs one part (a workflow importing `publish` for its
+activity class) does not pull in the others: the drainer and the APNs client stay out of it.
 """

@@ -4,7 +4,7 @@ Configured from settings (`APNS_URL`, `APNS_CA_FILE`, `APNS_TEAM_ID`, `APNS_KEY_
 `APNS_KEY_PATH`, `APNS_TOPIC`, `APNS_MAX_CONNECTIONS`, `APNS_REQUEST_TIMEOUT`); tests and the dev
 stack point `APNS_URL` at the simulator and `APNS_CA_FILE` at its self-signed certificate.
 
-Why not aioapns (4.0, which the design first suggested). It does the easy parts (custom
+Why not aioapns (4.0), the usual asyncio APNs client. It does the easy parts (custom
 `ssl_context`, `PushType.LIVEACTIVITY`, a host override by subclassing its protocol class), but not
 what exactly-once delivery and Apple's token rules need:
 
@@ -22,7 +22,7 @@ what exactly-once delivery and Apple's token rules need:
 
 So this module and `connection` are about 300 lines on `h2` (already a dependency) that say, for
 every request, whether APNs can have processed it (`NotSent` / `MaybeSent`), keep one provider token
-per connection, and never retry on their own: retries are the caller's decision (`delivery`).
+per connection, and never retry on their own: retries are the caller's decision (`drain`).
 """
 
 from __future__ import annotations

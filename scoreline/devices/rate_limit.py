@@ -1,12 +1,12 @@
 """How often one device may follow or unfollow, and one client address may register a device: a
 fixed window per minute, counted in Redis.
 
-Following is cheap for the device and not for us (a follow after kick-off starts a Live Activity
-through the match workflow), and a registration is a new device any match's pushes can be aimed
-at, so a runaway app or a script is slowed down with 429 and `Retry-After` instead of reaching the
-workflow or the fan-outs. The count lives in Redis: shared by every API process, and gone within
-two minutes. Redis being down lets the call through (logged): it is a brake, not a guarantee
-anything depends on.
+Following is cheap for the device and not for us (a follow while a match plays fills a mailbox
+the drainers send a Live Activity start from), and a registration is a new device any match's
+pushes can be aimed at, so a runaway app or a script is slowed down with 429 and `Retry-After`
+instead of reaching the mailboxes and the drainers. The count lives in Redis: shared by every API
+process, and gone within two minutes. Redis being down lets the call through (logged): it is a
+brake, not a guarantee anything depends on.
 """
 
 from __future__ import annotations
