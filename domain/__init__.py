@@ -1,5 +1,5 @@
 """The match domain, pure: states, snapshots, sport rules, desk decisions, key moments, push plans.
 
 Nothing here does I/O, reads a clock or draws a random number, so workflows, activities and the API
-can all use it and the workflow sandbox can import it (`tests/unit/test_purity.py` checks).
+can all use it and the workflow sandbox can import it (`tests/foundation/test_purity.py` checks).
 """

@@ -2,7 +2,7 @@
 
 It lives in a contextvar bound into structlog. It enters from a W3C `traceparent` header (or is made
 fresh), and crosses into Temporal as a header through `TraceInterceptor` (see
-`scoreline.temporal_tracing`), so workflow and activity log lines carry the same id.
+`scoreline.temporal.tracing`), so workflow and activity log lines carry the same id.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ exactly as it was; older steps are undone one after the other, within the sport'
 stays; the score goes down, a sent-off player comes back); `confirmed` changes nothing. Both refuse
 targets they cannot find with `target_not_found`.
 
-Modules here import only the stdlib, pydantic and `workflows.*` (tests/rules/test_purity.py).
+Modules here import only the stdlib, pydantic and `domain.rules` (tests/foundation/test_purity.py).
 """
 
 from __future__ import annotations
