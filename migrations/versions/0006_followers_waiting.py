@@ -1,11 +1,12 @@
 """Followers waiting for their Live Activity: one row per match, so a follow signals its run once.
 
-A follow after kick-off must start that follower's Live Activity, which the match workflow does by
-walking the followers that have none yet. Signalling the workflow on every follow made 10,000
-follows 10,000 signals (and as many walks). Now the follow's transaction marks the match in
+A follow after kick-off must start that follower's Live Activity, which the match workflow of this
+revision does by walking the followers that have none yet. A signal per follow would make 10,000
+follows 10,000 signals (and as many walks), so the follow's transaction marks the match in
 `followers_waiting` and signals only when it set the mark (or the mark is old enough that the
 signal may have been lost); the walk clears it when it begins, so a follow during a walk marks it
-again and gets a walk of its own.
+again and gets a walk of its own. Migration 0013 drops the table: from then on a follow after
+kick-off fills its own mailbox.
 
 The follower walk reads `follow` by `(fixture_id, device_id)`: the index that serves it replaces
 the one on `fixture_id` alone (both built and dropped concurrently).

@@ -1,10 +1,10 @@
 """The desk command commit as one SQL call, and the outbox's announcement as one SQL function.
 
-A desk command's commit was eleven round trips (BEGIN, the fixture lock, the key, the last seq, the
-command row, the entry, the scoreboard, the fixture, the outbox row, NOTIFY, COMMIT). It is one now:
-`scoreline_commit_command(jsonb)`, run as a single statement in its own transaction, does the same
-work in the same order under the same lock and answers what happened (`committed`, `duplicate`,
-`key_reused`, `moved`, `unknown_fixture`).
+Statement by statement, a desk command's commit is eleven round trips (BEGIN, the fixture lock, the
+key, the last seq, the command row, the entry, the scoreboard, the fixture, the outbox row, NOTIFY,
+COMMIT); as one function it is one: `scoreline_commit_command(jsonb)`, run as a single statement in
+its own transaction, does the same work in the same order under the same lock and answers what
+happened (`committed`, `duplicate`, `key_reused`, `moved`, `unknown_fixture`).
 
 `scoreline_announce(fixture, version, payload, trace)` writes the `domain_event` row and the
 `pg_notify('scoreline_changes', …)` wake-up; the commit function and the provider ingest both call

@@ -1,15 +1,16 @@
 """The push whose request to a Live Activity may be on its way: `live_activity.sending_timestamp`
 and `sending_at`.
 
-Two workers can send two pushes of one fixture to one activity side by side (the lanes). The
-newer push's claim stops an older one that has not looked yet, but not one that looked and whose
-request was still on its way, late behind a busy event loop, on another worker: the soak of
-2026-12-05 (seed 18) saw 39 phones of a desk match get a routine update after the newer one claimed
-after its look. The last look now writes here which push it let go, and a newer push's look waits
-while that mark stands (`activities.push.store.PushStore.mark_sending`).
+The Live Activity sender of this revision lets two workers send two pushes of one fixture to one
+activity side by side. A newer push's claim stops an older one that has not checked yet, but not
+one that checked and whose request is still on its way (late behind a busy event loop on another
+worker), so a phone could get an older routine update after the newer one. The sender's last
+check before a request records here which push it let go, and a newer push's check waits while
+that mark stands: an older update never lands after a newer one.
 
 Nullable columns without a default: adding them rewrites nothing, and they are indexed nowhere,
-so the looks' updates stay heap-only.
+so the updates that set them stay heap-only. Migration 0013 drops both with that sender; in its
+place each activity's mailbox is leased to one drainer at a time (docs/live-activities.md).
 
 Revision ID: 0011
 Revises: 0010
