@@ -329,7 +329,7 @@ Index(
     live_activity.c.push_token,
     postgresql_where=live_activity.c.push_token_active,
 )
-"""A 410 switches its token off wherever it is live (`activities.push.drain.SETTLE`)."""
+"""A 410 switches its token off wherever it is live (`activities.push.statements.SETTLE`)."""
 
 la_push = Table(
     "la_push",
