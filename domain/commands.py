@@ -51,7 +51,7 @@ UNSTORABLE = Reason(
     code="unstorable",
     message="the database cannot store this command as sent; it was not applied",
 )
-"""Why a command whose commit Postgres refused (a data, constraint or statement error) is refused:
+"""Why a command whose commit Postgres refused (a data or constraint error) is refused:
 sent again it would fail the same way, and retrying it would hold up every command queued behind it."""
 
 
