@@ -254,57 +254,22 @@ async def report_activity_token(
         await _require_fixture(conn, fixture_id)
         await _require_follow(conn, device_id, fixture_id)
         await lock_pushes(conn, fixture_id, shared=True)
-        stored = (
-            await conn.execute(
-                text(
-                    """SELECT id, generation FROM live_activity
-                    WHERE device_id = :device_id AND fixture_id = :fixture_id
-                    ORDER BY generation DESC FOR NO KEY UPDATE"""
-                ),
-                {"device_id": device_id, "fixture_id": fixture_id},
-            )
-        ).all()
+        ids = {"device_id": device_id, "fixture_id": fixture_id}
+        stored = (await conn.execute(text(_STORED_ACTIVITIES), ids)).all()
         chosen = next((r for r in stored if generation in (None, r.generation)), None)
         if chosen is None and generation is not None:
             raise UnknownActivityError(f"no live activity {generation} for fixture {fixture_id} was started")
         if chosen is None:
             wanted = await wanted_by(conn, fixture_id, 1)
-            row = (
-                await conn.execute(
-                    text(
-                        f"""INSERT INTO live_activity (device_id, fixture_id, generation, status,
-                            push_token, want_stamp, want_end, next_try_at)
-                        VALUES (:device_id, :fixture_id, 1, 'active', :token, :stamp, :end,
-                            CASE WHEN CAST(:stamp AS bigint) IS NULL THEN NULL ELSE now() END)
-                        RETURNING {_ACTIVITY_COLUMNS}"""
-                    ),
-                    {
-                        "device_id": device_id,
-                        "fixture_id": fixture_id,
-                        "token": push_token,
-                        "stamp": None if wanted is None else wanted.stamp,
-                        "end": wanted is not None and wanted.end,
-                    },
-                )
-            ).one()
+            app_started = {
+                **ids,
+                "token": push_token,
+                "stamp": None if wanted is None else wanted.stamp,
+                "end": wanted is not None and wanted.end,
+            }
+            row = (await conn.execute(text(_APP_STARTED_ACTIVITY), app_started)).one()
         else:
-            row = (
-                await conn.execute(
-                    text(
-                        f"""UPDATE live_activity SET push_token = :token, push_token_active = true,
-                            status = CASE WHEN status = 'ended' THEN 'ended' ELSE 'active' END,
-                            sent_stamp = CASE WHEN {_KNOWN_TOKEN} THEN sent_stamp END, tries = 0,
-                            next_try_at = CASE
-                                WHEN want_stamp IS NULL THEN NULL
-                                WHEN {_KNOWN_TOKEN} AND want_stamp <= COALESCE(sent_stamp, 0)
-                                     AND alert_stamp IS NULL THEN next_try_at
-                                ELSE now() END,
-                            updated_at = now()
-                        WHERE id = :id RETURNING {_ACTIVITY_COLUMNS}"""
-                    ),
-                    {"id": chosen.id, "token": push_token},
-                )
-            ).one()
+            row = (await conn.execute(text(_NEW_TOKEN), {"id": chosen.id, "token": push_token})).one()
         await notify_due(conn)
     return _activity(row)
 
@@ -331,6 +296,28 @@ rotated one: what the old token got is forgotten, and the new one gets the curre
 
 _ACTIVITY_COLUMNS = """fixture_id, generation, status, push_token_active,
     push_token IS NOT NULL AS has_push_token, started_at, ended_at, updated_at"""
+
+_STORED_ACTIVITIES = """SELECT id, generation FROM live_activity
+    WHERE device_id = :device_id AND fixture_id = :fixture_id
+    ORDER BY generation DESC FOR NO KEY UPDATE"""
+"""A device's activities of a fixture, newest generation first, locked until the report commits."""
+_APP_STARTED_ACTIVITY = f"""INSERT INTO live_activity (device_id, fixture_id, generation, status,
+        push_token, want_stamp, want_end, next_try_at)
+    VALUES (:device_id, :fixture_id, 1, 'active', :token, :stamp, :end,
+        CASE WHEN CAST(:stamp AS bigint) IS NULL THEN NULL ELSE now() END)
+    RETURNING {_ACTIVITY_COLUMNS}"""
+"""The activity the app started itself: generation 1, wanting what generation 1 shows now."""
+_NEW_TOKEN = f"""UPDATE live_activity SET push_token = :token, push_token_active = true,
+        status = CASE WHEN status = 'ended' THEN 'ended' ELSE 'active' END,
+        sent_stamp = CASE WHEN {_KNOWN_TOKEN} THEN sent_stamp END, tries = 0,
+        next_try_at = CASE
+            WHEN want_stamp IS NULL THEN NULL
+            WHEN {_KNOWN_TOKEN} AND want_stamp <= COALESCE(sent_stamp, 0)
+                 AND alert_stamp IS NULL THEN next_try_at
+            ELSE now() END,
+        updated_at = now()
+    WHERE id = :id RETURNING {_ACTIVITY_COLUMNS}"""
+"""The activity runs on the reported token; a token it did not know forgets what was sent."""
 
 
 async def _require_fixture(conn: AsyncConnection, fixture_id: int) -> None:
