@@ -9,9 +9,10 @@ status and the pushes APNs accepted, each counted in a grouped subquery.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import Integer, func, select
+from sqlalchemy import Integer, Row, Subquery, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.rules import Mode
@@ -54,25 +55,7 @@ class ConsoleMatch(BaseModel):
 
 async def console_matches(engine: AsyncEngine, limit: int = MAX_MATCHES) -> list[ConsoleMatch]:
     """Every match, the most recently changed first (then by kickoff)."""
-    followers = (
-        select(follow.c.fixture_id, func.count().label("followers")).group_by(follow.c.fixture_id).subquery()
-    )
-    activities = (
-        select(
-            live_activity.c.fixture_id,
-            func.count().filter(live_activity.c.status == "pending").label("pending"),
-            func.count().filter(live_activity.c.status == "active").label("active"),
-            func.count().filter(live_activity.c.status == "ended").label("ended"),
-        )
-        .group_by(live_activity.c.fixture_id)
-        .subquery()
-    )
-    pushes = (
-        select(push_attempt.c.fixture_id, func.count().label("pushes_sent"))
-        .where(push_attempt.c.status == 200)
-        .group_by(push_attempt.c.fixture_id)
-        .subquery()
-    )
+    followers, activities, pushes = _live_activity_counts()
     last_change = func.coalesce(scoreboard.c.updated_at, fixture.c.updated_at)
     statement = (
         select(
@@ -107,28 +90,53 @@ async def console_matches(engine: AsyncEngine, limit: int = MAX_MATCHES) -> list
     )
     async with engine.connect() as conn:
         rows = (await conn.execute(statement)).all()
-    return [
-        ConsoleMatch(
-            id=row.id,
-            name=row.name,
-            sport=row.sport,
-            kickoff=row.starting_at,
-            competition=(row.competition or {}).get("name"),
-            home=(row.home_team or {}).get("name"),
-            away=(row.away_team or {}).get("name"),
-            state=row.state,
-            mode=row.scoring_mode,
-            source=row.source,
-            score={"home": row.home_score, "away": row.away_score},
-            version=row.version,
-            last_change=row.last_change,
-            live_activities=LiveActivityCounts(
-                followers=row.followers,
-                pending=row.pending,
-                active=row.active,
-                ended=row.ended,
-                pushes_sent=row.pushes_sent,
-            ),
+    return [_console_match(row) for row in rows]
+
+
+def _live_activity_counts() -> tuple[Subquery, Subquery, Subquery]:
+    """Per fixture: its followers; its activities by status; the pushes APNs accepted."""
+    followers = (
+        select(follow.c.fixture_id, func.count().label("followers")).group_by(follow.c.fixture_id).subquery()
+    )
+    activities = (
+        select(
+            live_activity.c.fixture_id,
+            func.count().filter(live_activity.c.status == "pending").label("pending"),
+            func.count().filter(live_activity.c.status == "active").label("active"),
+            func.count().filter(live_activity.c.status == "ended").label("ended"),
         )
-        for row in rows
-    ]
+        .group_by(live_activity.c.fixture_id)
+        .subquery()
+    )
+    pushes = (
+        select(push_attempt.c.fixture_id, func.count().label("pushes_sent"))
+        .where(push_attempt.c.status == 200)
+        .group_by(push_attempt.c.fixture_id)
+        .subquery()
+    )
+    return followers, activities, pushes
+
+
+def _console_match(row: Row[*tuple[Any, ...]]) -> ConsoleMatch:
+    return ConsoleMatch(
+        id=row.id,
+        name=row.name,
+        sport=row.sport,
+        kickoff=row.starting_at,
+        competition=(row.competition or {}).get("name"),
+        home=(row.home_team or {}).get("name"),
+        away=(row.away_team or {}).get("name"),
+        state=row.state,
+        mode=row.scoring_mode,
+        source=row.source,
+        score={"home": row.home_score, "away": row.away_score},
+        version=row.version,
+        last_change=row.last_change,
+        live_activities=LiveActivityCounts(
+            followers=row.followers,
+            pending=row.pending,
+            active=row.active,
+            ended=row.ended,
+            pushes_sent=row.pushes_sent,
+        ),
+    )
