@@ -42,6 +42,7 @@ they are not on a hot path.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import NoReturn
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -145,28 +146,7 @@ class MatchWorkflow:
         self._pushes.renew_before_the_cap(timedelta(seconds=options.la_renew_after_seconds))
         while self.current.state not in OVER_STATES:
             if workflow.info().is_continue_as_new_suggested():
-                # The pushes in flight finish here; the queued ones go to the next run.
-                self._pushes.pause()
-                await workflow.wait_condition(
-                    lambda: workflow.all_handlers_finished() and self._pushes.idle()
-                )
-                workflow.continue_as_new(
-                    MatchInput(
-                        fixture_id=start.fixture_id,
-                        kickoff=kickoff,
-                        progress=self.current,
-                        options=options,
-                        postponed_since=postponed_since,
-                        source=self._source,
-                        mode=self._desk.mode,
-                        book=self._desk.book,
-                        live_activities_started=self._pushes.started,
-                        pending_pushes=self._pushes.carried(),
-                        live_activity_generation=self._pushes.generation,
-                        live_activity_since=self._pushes.since,
-                        live_activities_overnight=self._pushes.overnight,
-                    )
-                )
+                await self._continue_as_new(start, kickoff, postponed_since)
             if self._desk.mode == "desk" or self._source == "desk":
                 await self._desk_scored(options)
                 continue
@@ -192,20 +172,45 @@ class MatchWorkflow:
                 start.fixture_id, options
             ):
                 continue
+        return await self._finish(start.fixture_id, options)
 
+    async def _continue_as_new(
+        self, start: MatchInput, kickoff: datetime | None, postponed_since: datetime | None
+    ) -> NoReturn:
+        """Carry the match into a new run: the pushes in flight finish here, the queued ones go on."""
+        self._pushes.pause()
+        await workflow.wait_condition(lambda: workflow.all_handlers_finished() and self._pushes.idle())
+        workflow.continue_as_new(
+            MatchInput(
+                fixture_id=start.fixture_id,
+                kickoff=kickoff,
+                progress=self.current,
+                options=start.options,
+                postponed_since=postponed_since,
+                source=self._source,
+                mode=self._desk.mode,
+                book=self._desk.book,
+                live_activities_started=self._pushes.started,
+                pending_pushes=self._pushes.carried(),
+                live_activity_generation=self._pushes.generation,
+                live_activity_since=self._pushes.since,
+                live_activities_overnight=self._pushes.overnight,
+            )
+        )
+
+    async def _finish(self, fixture_id: int, options: MatchOptions) -> MatchOutcome:
+        """The match is over: the provider's final word, the end pushed, late edits rechecked."""
         if self._source == "provider" and self._desk.mode == "provider":
-            final = await self._fetch(start.fixture_id, "postmatch")
+            final = await self._fetch(fixture_id, "postmatch")
             if final is not None:
                 self.current = final.progress
         if self._pushes.started:
-            self._pushes.close(
-                end_push(start.fixture_id, self.current, workflow.now(), self._pushes.generation)
-            )
+            self._pushes.close(end_push(fixture_id, self.current, workflow.now(), self._pushes.generation))
         await workflow.wait_condition(lambda: workflow.all_handlers_finished() and self._pushes.done())
-        if self._source == "provider" and cricket_provider_id(start.fixture_id) is not None:
-            await self._recheck_after_the_end(start.fixture_id, options)
+        if self._source == "provider" and cricket_provider_id(fixture_id) is not None:
+            await self._recheck_after_the_end(fixture_id, options)
         workflow.logger.info(
-            "match workflow finished", extra={"fixture_id": start.fixture_id, "state": self.current.state}
+            "match workflow finished", extra={"fixture_id": fixture_id, "state": self.current.state}
         )
         return self._outcome()
 
