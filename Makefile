@@ -101,6 +101,7 @@ lint: install
 	$(RUN) ruff check .
 	$(RUN) ruff format --check .
 	$(RUN) mypy
+	$(RUN) lint-imports
 
 # The chaos soak (`scoreline soak`): SOAK_MINUTES of load while a seeded plan breaks the stack.
 SOAK_MINUTES ?= 30

@@ -44,11 +44,11 @@ from activities.provider.errors import ProviderBudgetSpent
 from activities.provider.shared_board import SharedBoard
 from activities.provider.transport import SportMonksTransport
 from bench.provider_coalescing import TOKEN, start_simulator, stop
+from devkit.devstack.embedded import temporal_cli_path
+from devkit.devstack.ports import free_port
 from domain.snapshot import Snapshot
 from scoreline.db import migrate
 from scoreline.db.urls import asyncpg_dsn, with_database
-from scoreline.devstack.embedded import temporal_cli_path
-from scoreline.devstack.ports import free_port
 from scoreline.logging import configure_logging
 from scoreline.settings import Settings
 from scoreline.temporal.tracing import TraceInterceptor

@@ -91,7 +91,7 @@ from bench._common import (
     thread_cpu,
     wait_until_quiet,
 )
-from scoreline.devstack.ports import free_port
+from devkit.devstack.ports import free_port
 
 SCRIPT = Path(__file__).resolve()
 ROOT = SCRIPT.parent.parent

@@ -118,7 +118,7 @@ GOAL_LIVESCORES = 1.0
 GOAL_P95 = 0.100
 LIVE = "cricket/livescores"
 CRICKET_HOURLY_BUDGET = 2000
-"""The simulator's (and Cricket v2's) calls per endpoint per hour (`simulators.provider.simulator`)."""
+"""The simulator's (and Cricket v2's) calls per endpoint per hour (`devkit.simulators.provider.simulator`)."""
 START_T = 5000.0
 """Replay time at which the run starts: every copy is mid first innings (about ball 60)."""
 STAGGER = 45.0

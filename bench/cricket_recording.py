@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from simulators.provider.recording_file import read_recording
+from devkit.simulators.provider.recording_file import read_recording
 from tests.support.provider import recording
 
 SOURCE = "cricket-t20"

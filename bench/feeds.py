@@ -46,8 +46,8 @@ from bench._common import (
     process_cpu,
     wait_until_quiet,
 )
+from devkit.devstack.ports import free_port
 from scoreline.db.engine import create_engine
-from scoreline.devstack.ports import free_port
 from scoreline.feeds.build import build_document
 from scoreline.feeds.keys import MatchDoc
 from scoreline.feeds.partners import create_partner

@@ -127,15 +127,15 @@ from bench._common import (
     thread_cpu,
     wait_until_quiet,
 )
+from devkit.devstack.ports import free_port
+from devkit.simulators.provider.recording_file import read_recording
+from devkit.simulators.provider.replay import LIVE_STATE_IDS
+from devkit.simulators.provider.timemap import format_datetime
 from domain.states import PLAYING_STATES
 from scoreline.db.engine import create_engine
 from scoreline.db.urls import asyncpg_dsn
-from scoreline.devstack.ports import free_port
 from scoreline.settings import Settings
 from scoreline.temporal.match_runs import MatchRuns, match_workflow_id
-from simulators.provider.recording_file import read_recording
-from simulators.provider.replay import LIVE_STATE_IDS
-from simulators.provider.timemap import format_datetime
 from tests.support.provider import Provider, recording
 from tests.support.worker import worker_process_env
 from workers.dependencies import worker_dependencies

@@ -39,10 +39,10 @@ from pydantic import SecretStr
 
 from activities.provider import ProviderError, SportMonksClient
 from activities.provider.config import DEFAULT_INCLUDES
-from scoreline.devstack.ports import free_port
+from devkit.devstack.ports import free_port
+from devkit.simulators.provider.recording_file import read_recording
 from scoreline.logging import configure_logging
 from scoreline.settings import Settings
-from simulators.provider.recording_file import read_recording
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDING = ROOT / "recordings" / "football-three-matches.jsonl"
@@ -116,8 +116,8 @@ def cloned_recording(directory: Path, count: int, window: float) -> Path:
 SIM_SCRIPT = """
 import sys
 from pathlib import Path
-from simulators.provider.config import ProviderSimConfig
-from simulators.provider.server import run
+from devkit.simulators.provider.config import ProviderSimConfig
+from devkit.simulators.provider.server import run
 run(ProviderSimConfig(recordings=(Path(sys.argv[1]),), token=sys.argv[2], port=int(sys.argv[3]), start_in=0))
 """
 

@@ -43,15 +43,15 @@ from activities.push.apns import ApnsClient
 from activities.push.drain import DrainConfig, Drainer
 from activities.push.publish import publish
 from bench._common import CpuMeter, bench_database, busy_with, cancel_on_sigterm, percentile, wait_until_quiet
+from devkit.devstack.ports import free_port
+from devkit.simulators.apns.config import ApnsSimConfig
+from devkit.simulators.apns.keys import ensure_signing_key, ensure_tls_certificate
 from domain.moments import KeyMoment
 from domain.pushes import LiveState, PushInput
 from scoreline.db.engine import create_engine
 from scoreline.db.urls import asyncpg_dsn
-from scoreline.devstack.ports import free_port
 from scoreline.logging import configure_logging
 from scoreline.settings import Settings
-from simulators.apns.config import ApnsSimConfig
-from simulators.apns.keys import ensure_signing_key, ensure_tls_certificate
 from tests.push import seed
 
 GOAL_RATE = 5000.0
@@ -96,8 +96,8 @@ class Run:
 SIM_SCRIPT = """
 import sys
 from pathlib import Path
-from simulators.apns.config import ApnsSimConfig
-from simulators.apns.server import run
+from devkit.simulators.apns.config import ApnsSimConfig
+from devkit.simulators.apns.server import run
 run(ApnsSimConfig(data_dir=Path(sys.argv[1]), port=int(sys.argv[2]), admin_port=int(sys.argv[3])))
 """
 

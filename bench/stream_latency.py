@@ -50,8 +50,8 @@ from bench._common import (
     percentile,
     wait_until_quiet,
 )
+from devkit.devstack.ports import free_port
 from scoreline.db.engine import create_engine
-from scoreline.devstack.ports import free_port
 from scoreline.logging import configure_logging
 from tests.outbox.writer import MatchWriter
 

@@ -40,8 +40,8 @@ from bench._common import (
     percentile,
     wait_until_quiet,
 )
+from devkit.devstack.ports import free_port
 from scoreline.db.engine import create_engine
-from scoreline.devstack.ports import free_port
 from scoreline.feeds.partners import create_partner
 from scoreline.webhooks.endpoints import create_endpoint
 from scoreline.webhooks.urls import UrlPolicy

@@ -23,11 +23,11 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from devkit.devstack.embedded import temporal_cli_path
+from devkit.devstack.stack import PORTS_VARIABLE
 from scoreline.db import migrate
 from scoreline.db.engine import create_engine
 from scoreline.db.urls import asyncpg_dsn, with_database
-from scoreline.devstack.embedded import temporal_cli_path
-from scoreline.devstack.stack import PORTS_VARIABLE
 from scoreline.settings import Settings
 from scoreline.temporal.client import connect
 from scoreline.temporal.tracing import TraceInterceptor

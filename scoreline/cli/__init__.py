@@ -1,17 +1,16 @@
-"""The `scoreline` command."""
+"""The `scoreline` command: the service's commands, and the devkit's where it is installed."""
 
 from __future__ import annotations
+
+from importlib.metadata import entry_points
 
 import typer
 
 from scoreline.cli.accounts import desks_app, fixtures_app, operators_app
-from scoreline.cli.dev import demo, dev
 from scoreline.cli.partners import partners_app
 from scoreline.cli.provider import provider_app
 from scoreline.cli.replay import replay
 from scoreline.cli.services import api, feeds, migrate, worker
-from scoreline.cli.sim import sim_app
-from scoreline.cli.soak import soak
 from scoreline.cli.trace import trace
 
 app = typer.Typer(
@@ -21,21 +20,19 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-app.command()(dev)
-app.command()(demo)
 app.command()(worker)
 app.command()(feeds)
 app.command()(api)
 app.command()(migrate)
 app.command()(replay)
 app.command()(trace)
-app.command()(soak)
-app.add_typer(sim_app, name="sim")
 app.add_typer(provider_app, name="provider")
 app.add_typer(partners_app, name="partners")
 app.add_typer(desks_app, name="desks")
 app.add_typer(operators_app, name="operators")
 app.add_typer(fixtures_app, name="fixtures")
+for plugin in entry_points(group="scoreline.commands"):
+    plugin.load()(app)
 
 
 def main() -> None:

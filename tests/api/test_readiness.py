@@ -9,7 +9,7 @@ import structlog
 from structlog.testing import capture_logs
 
 from api.app import create_app
-from scoreline.devstack.ports import free_port
+from devkit.devstack.ports import free_port
 from scoreline.settings import Settings
 from tests.support.http import serve
 

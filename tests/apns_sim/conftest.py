@@ -20,9 +20,9 @@ import pytest_asyncio
 from aioapns import APNs
 from aioapns.connection import APNsDevelopmentClientProtocol
 
-from simulators.apns.config import ApnsSimConfig
-from simulators.apns.keys import ensure_signing_key, ensure_tls_certificate
-from simulators.apns.server import serve
+from devkit.simulators.apns.config import ApnsSimConfig
+from devkit.simulators.apns.keys import ensure_signing_key, ensure_tls_certificate
+from devkit.simulators.apns.server import serve
 
 LIVE_ACTIVITY_SUFFIX = ".push-type.liveactivity"
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import httpx
 
-from simulators.apns.config import ApnsSimConfig
-from simulators.apns.journal import Journal, PushRecord
-from simulators.apns.journal_file import JournalFile
-from simulators.apns.keys import ensure_signing_key, ensure_tls_certificate
+from devkit.simulators.apns.config import ApnsSimConfig
+from devkit.simulators.apns.journal import Journal, PushRecord
+from devkit.simulators.apns.journal_file import JournalFile
+from devkit.simulators.apns.keys import ensure_signing_key, ensure_tls_certificate
 from tests.apns_sim.conftest import (
     LIVE_ACTIVITY_SUFFIX,
     client_tls,

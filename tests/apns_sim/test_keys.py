@@ -11,7 +11,7 @@ import jwt
 import pytest
 from cryptography import x509
 
-from simulators.apns.keys import ensure_signing_key, ensure_tls_certificate, load_public_keys
+from devkit.simulators.apns.keys import ensure_signing_key, ensure_tls_certificate, load_public_keys
 
 
 def test_signing_key_is_an_apple_style_p8_and_is_reused(tmp_path: Path) -> None:

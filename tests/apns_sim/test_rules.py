@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simulators.apns.rules import check_device_token
+from devkit.simulators.apns.rules import check_device_token
 
 pytestmark = pytest.mark.unit
 

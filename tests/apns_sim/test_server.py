@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from simulators.apns.keys import ensure_signing_key, ensure_tls_certificate
+from devkit.simulators.apns.keys import ensure_signing_key, ensure_tls_certificate
 from tests.apns_sim.conftest import (
     client_tls,
     device_token,
@@ -58,8 +58,8 @@ async def test_run_exits_cleanly_on_sigterm(tmp_path: Path) -> None:
     """`run` serves until SIGTERM, then shuts down and exits 0."""
     config = sim_config(tmp_path)
     script = (
-        "from pathlib import Path; from simulators.apns.config import ApnsSimConfig; "
-        "from simulators.apns.server import run; "
+        "from pathlib import Path; from devkit.simulators.apns.config import ApnsSimConfig; "
+        "from devkit.simulators.apns.server import run; "
         f"run(ApnsSimConfig(data_dir=Path({str(tmp_path)!r}), "
         f"port={config.port}, admin_port={config.admin_port}))"
     )

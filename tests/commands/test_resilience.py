@@ -18,9 +18,9 @@ from sqlalchemy.engine import make_url
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from devkit.devstack.ports import free_port
+from devkit.devstack.tcp_proxy import CuttableProxy
 from scoreline.db.urls import asyncpg_dsn
-from scoreline.devstack.ports import free_port
-from scoreline.devstack.tcp_proxy import CuttableProxy
 from scoreline.settings import Settings
 from scoreline.temporal.match_runs import match_workflow_id
 from tests.commands.harness import Road, road_settings, running_api, spread_fixture_ids

@@ -4,7 +4,7 @@ The soak of 2026-12-02 (seed 2) restarted Postgres while 20 desks scored and 2,0
 registered: every command whose token was not in the API's five-second sender cache, and every
 device registration, was answered 500 `internal_error`. The desk app takes a 500 as final and marks
 the tap refused: the tap was lost. A store out of reach is now 503 `unavailable` with
-`Retry-After`, which the desk app (and `scoreline.devstack.demo_desk`) resends with the same key.
+`Retry-After`, which the desk app (and `devkit.devstack.demo_desk`) resends with the same key.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import httpx
 
 from api.app import create_app
-from scoreline.devstack.tcp_proxy import CuttableProxy
+from devkit.devstack.tcp_proxy import CuttableProxy
 from scoreline.settings import Settings
 from tests.commands.harness import Road, road_settings
 from tests.support.http import serve

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
-from scoreline.accounts.store import create_desk
-from scoreline.devstack.demo_desk import (
+from devkit.devstack.demo_desk import (
     FINAL_SCORE,
     FULL_TIME_AT,
     SCRIPT,
@@ -21,7 +20,8 @@ from scoreline.devstack.demo_desk import (
     play,
     player,
 )
-from scoreline.devstack.monitor import AnnouncedMatches, MatchLine, all_over
+from devkit.devstack.monitor import AnnouncedMatches, MatchLine, all_over
+from scoreline.accounts.store import create_desk
 from scoreline.readmodel.views import MatchView
 from scoreline.settings import Settings
 from tests.commands.harness import Road, road_settings, running_api, spread_fixture_ids

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from scoreline.devstack.demo_desk import create_desk_match
-from scoreline.devstack.demo_phones import PHONES, run_demo_phones
-from scoreline.devstack.monitor import _pushes_delivered
+from devkit.devstack.demo_desk import create_desk_match
+from devkit.devstack.demo_phones import PHONES, run_demo_phones
+from devkit.devstack.monitor import _pushes_delivered
 from scoreline.settings import Settings
 from tests.commands.harness import Road, road_settings, running_api, spread_fixture_ids
 from tests.push.simulator import PushSim, running_push_sim

@@ -22,8 +22,8 @@ import psutil
 import pytest
 from temporalio.client import Client
 
+from devkit.devstack.envfile import read_env_file
 from scoreline.db.urls import asyncpg_dsn
-from scoreline.devstack.envfile import read_env_file
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 

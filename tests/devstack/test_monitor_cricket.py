@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from devkit.devstack.monitor import MatchLine, fixture_ids, render
 from domain.cricket.board import cricket_fixture_id
-from scoreline.devstack.monitor import MatchLine, fixture_ids, render
 from scoreline.readmodel.views import MatchView
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from scoreline.devstack.envfile import read_env_file, write_env_file
-from scoreline.devstack.monitoring import MonitoringBinaries
-from scoreline.devstack.stack import DevOptions, DevStack, Ports, without_password
+from devkit.devstack.envfile import read_env_file, write_env_file
+from devkit.devstack.monitoring import MonitoringBinaries
+from devkit.devstack.stack import DevOptions, DevStack, Ports, without_password
 from scoreline.settings import Settings
 
 READY_KEYS = [

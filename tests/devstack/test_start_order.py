@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scoreline.devstack.stack import PORTS_VARIABLE, DevOptions, DevStack, Ports
+from devkit.devstack.stack import PORTS_VARIABLE, DevOptions, DevStack, Ports
 from scoreline.settings import Settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]

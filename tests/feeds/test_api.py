@@ -10,7 +10,7 @@ import httpx
 import redis.asyncio as aioredis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from scoreline.devstack.ports import free_port
+from devkit.devstack.ports import free_port
 from scoreline.feeds.build import build_document
 from scoreline.feeds.keys import FixturesDoc, MatchDoc
 from scoreline.feeds.partners import create_partner, revoke_partner

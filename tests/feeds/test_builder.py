@@ -15,8 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from activities.ingest.store import IngestStore
 from activities.provider.normaliser import normalise_fixture
+from devkit.devstack.ports import free_port
 from scoreline.db.urls import asyncpg_dsn
-from scoreline.devstack.ports import free_port
 from scoreline.feeds.builder import FeedBuilder
 from scoreline.feeds.store import read_published
 from tests.feeds.changes import MATCH, score, versions

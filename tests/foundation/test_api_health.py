@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from api.app import create_app
-from scoreline.devstack.ports import free_port
+from devkit.devstack.ports import free_port
 from scoreline.settings import Settings
 from tests.support.http import serve
 

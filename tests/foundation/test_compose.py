@@ -15,7 +15,11 @@ from scoreline.settings import Settings
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE: dict[str, Any] = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES: dict[str, dict[str, Any]] = COMPOSE["services"]
-OURS = {name: spec for name, spec in SERVICES.items() if spec.get("image") == "scoreline:latest"}
+OURS = {
+    name: spec
+    for name, spec in SERVICES.items()
+    if spec.get("image") in ("scoreline:latest", "scoreline-devkit:latest")
+}
 
 # Variables that configure Postgres, Temporal or the UI images, not Scoreline.
 THIRD_PARTY_ENV = {

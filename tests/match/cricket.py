@@ -10,11 +10,11 @@ import asyncpg
 from temporalio.client import Client
 
 from activities.ingest.store import IngestStore
+from devkit.simulators.provider.recording_file import read_recording
 from domain.cricket.board import CricketBoard
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.settings import Settings
 from scoreline.temporal.match_runs import MatchRuns
-from simulators.provider.recording_file import read_recording
 from tests.match.harness import end_leftover_run, fast_settings
 from tests.support.provider import Provider, recording
 from workers.dependencies import worker_dependencies

@@ -1,4 +1,4 @@
-"""Cricket's hard cases end to end: each recording built for one (`simulators.provider.scenarios`)
+"""Cricket's hard cases end to end: each recording built for one (`devkit.simulators.provider.scenarios`)
 replays through the real MatchWorkflow on a real worker (Temporal, Postgres, Redis, the provider
 simulator over HTTP) and ends exactly as its `.expected.json` says.
 
@@ -20,10 +20,10 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
+from devkit.soak.provider_check import innings_outcome
 from domain.cricket.board import cricket_fixture_id
 from domain.snapshot import MatchState
 from scoreline.settings import Settings
-from scoreline.soak.provider_check import innings_outcome
 from scoreline.temporal.match_runs import match_workflow_id
 from tests.match.cricket import (
     amended_balls,

@@ -16,9 +16,9 @@ import pytest
 import redis.asyncio as aioredis
 from temporalio.client import Client
 
+from devkit.devstack import embedded, health
+from devkit.devstack.ports import free_port
 from scoreline.db import migrate
-from scoreline.devstack import embedded, health
-from scoreline.devstack.ports import free_port
 from scoreline.settings import Settings
 from tests.match.harness import fast_settings, start_match, stored_outcome
 from tests.support.provider import Provider, expected, line_times, running_provider

@@ -23,9 +23,9 @@ import pytest
 from temporalio.client import Client, WorkflowHandle
 
 from activities.ingest.store import IngestStore
+from devkit.simulators.provider.recording_file import read_recording
 from scoreline.settings import Settings
 from scoreline.temporal.match_runs import MatchRuns, match_workflow_id
-from simulators.provider.recording_file import read_recording
 from tests.match.harness import end_leftover_run, fast_settings, stored_outcome
 from tests.support.provider import expected, line_times, recording, running_provider
 from tests.support.worker import WorkerProcess, own_redis, worker_processes

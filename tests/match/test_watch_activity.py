@@ -20,9 +20,9 @@ from activities.ingest.store import IngestStore
 from activities.provider.client import SportMonksClient
 from activities.provider.normaliser import normalise_fixture
 from activities.watch import PollingConfig, WatchActivities
+from devkit.devstack.ports import free_port
 from domain.moments import KeyMoment
 from domain.snapshot import Snapshot
-from scoreline.devstack.ports import free_port
 from scoreline.settings import Settings
 from tests.support.provider import TOKEN, recording, running_provider
 from workers.dependencies import worker_dependencies

@@ -26,9 +26,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from scoreline.devstack import monitoring
-from scoreline.devstack.ports import free_port
-from scoreline.devstack.process import ChildProcess
+from devkit.devstack import monitoring
+from devkit.devstack.ports import free_port
+from devkit.devstack.process import ChildProcess
 from tests.support.http import serve
 from tests.support.stack import ROOT, DevStack, dev_stack
 from tests.support.waiting import eventually

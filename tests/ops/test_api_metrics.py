@@ -9,7 +9,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.app import create_app
-from scoreline.devstack.ports import free_port
+from devkit.devstack.ports import free_port
 from scoreline.settings import Settings
 from tests.readmodel.rows import MatchLog
 from tests.streams.clients import sse

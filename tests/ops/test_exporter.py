@@ -9,7 +9,7 @@ import textwrap
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from scoreline.devstack.ports import free_port
+from devkit.devstack.ports import free_port
 
 SCRIPT = textwrap.dedent(
     """

@@ -11,9 +11,9 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.app import create_app
+from devkit.devstack import monitoring
+from devkit.devstack.ports import free_port
 from scoreline.accounts.store import create_desk, create_operator
-from scoreline.devstack import monitoring
-from scoreline.devstack.ports import free_port
 from scoreline.settings import Settings
 from tests.readmodel.rows import MatchLog
 from tests.support.http import serve

@@ -4,6 +4,9 @@ exposes nothing but the API: issue 33, item 7. Nothing runs Docker here, so the 
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -90,12 +93,17 @@ def test_an_apns_environment_apples_host_does_not_serve_is_refused() -> None:
         )
 
 
-def _dockerignore_excludes(path: str) -> bool:
+SERVICE_IGNORE = ROOT / ".dockerignore"
+DEVKIT_IGNORE = ROOT / "devkit" / "Dockerfile.dockerignore"
+"""BuildKit reads `<Dockerfile>.dockerignore` beside a Dockerfile instead of the root one."""
+
+
+def _dockerignore_excludes(path: str, ignore_file: Path = SERVICE_IGNORE) -> bool:
     """Whether `docker build` leaves `path` (relative to the context) out, as .dockerignore reads:
     patterns anchored at the context's root, `*` within one path segment, `**` across any number,
     the last matching pattern wins, `!` brings a path back, and a directory takes its contents along."""
     rules = []
-    for line in (ROOT / ".dockerignore").read_text().splitlines():
+    for line in ignore_file.read_text().splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
@@ -129,6 +137,10 @@ LEFT_OUT = [
     ".pytest_cache/v/cache/lastfailed",
     "tests/conftest.py",
     "bench/out/run.json",
+    "devkit/devkit/simulators/provider/config.py",
+    "devkit/devkit/soak/run.py",
+    "devkit/devkit/devstack/stack.py",
+    "recordings/football-three-matches.jsonl",
 ]
 KEPT = [
     "pyproject.toml",
@@ -139,7 +151,11 @@ KEPT = [
     "api/web/static/console.html",
     "migrations/env.py",
     "alembic.ini",
-    "simulators/provider/config.py",
+    "devkit/pyproject.toml",
+]
+DEVKIT_KEPT = [
+    *KEPT,
+    "devkit/devkit/simulators/provider/config.py",
     "recordings/football-three-matches.jsonl",
 ]
 
@@ -148,17 +164,42 @@ KEPT = [
 @pytest.mark.parametrize("path", LEFT_OUT)
 def test_the_image_leaves_out_secrets_and_development_files(path: str) -> None:
     """With no .dockerignore, `COPY . .` put `.scoreline/env` (dev addresses and tokens), any APNs
-    or TLS key, `.git` and the virtualenvs into the image. Failed before."""
+    or TLS key, `.git` and the virtualenvs into the image; the devkit and the recordings stay out
+    of the service's image too."""
     assert _dockerignore_excludes(path)
 
 
 @pytest.mark.unit
 @pytest.mark.parametrize("path", KEPT)
 def test_the_image_keeps_what_its_commands_run(path: str) -> None:
-    """The packages, the lock, the migrations and the simulators' recordings (compose's staging
-    profile replays them from /app/recordings) are still in the build context."""
+    """The packages, the lock, the migrations and the devkit's manifest (uv reads every workspace
+    member's) are still in the build context."""
     assert (ROOT / path).exists()
     assert not _dockerignore_excludes(path)
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("path", DEVKIT_KEPT)
+def test_the_devkit_image_keeps_the_simulators_and_recordings(path: str) -> None:
+    """Compose's `simulators` profile runs the devkit image, which replays /app/recordings."""
+    assert (ROOT / path).exists()
+    assert not _dockerignore_excludes(path, DEVKIT_IGNORE)
+
+
+def test_the_service_wheel_carries_no_devkit_and_no_recordings(tmp_path: Path) -> None:
+    """The wheel `uv build` makes from the root pyproject.toml shipped the simulators; it now holds
+    the service's packages only."""
+    uv = shutil.which("uv") or str(ROOT / ".tools" / "bin" / "uv")
+    subprocess.run(
+        [uv, "build", "--wheel", "--out-dir", str(tmp_path)], cwd=ROOT, check=True, capture_output=True
+    )
+    (wheel,) = tmp_path.glob("scoreline-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        top = {name.split("/")[0] for name in archive.namelist() if "/" in name}
+    assert {"scoreline", "domain", "workflows", "activities", "workers", "api", "migrations"} <= top
+    assert not top & {"devkit", "simulators", "recordings", "tests", "bench"}, sorted(top)
+    with zipfile.ZipFile(wheel) as archive:
+        assert not [name for name in archive.namelist() if "/soak/" in name or "/devstack/" in name]
 
 
 def _production(monkeypatch: pytest.MonkeyPatch, **overrides: Any) -> Settings:

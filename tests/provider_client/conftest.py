@@ -25,12 +25,12 @@ from activities.provider import (
     SportMonksClient,
     SportMonksTransport,
 )
-from simulators.provider.app import create_app
-from simulators.provider.clock import ReplayClock
-from simulators.provider.config import BUNDLED_RECORDINGS_DIR, ProviderSimConfig
-from simulators.provider.ratelimit import RateLimiter
-from simulators.provider.server import build_server
-from simulators.provider.simulator import Simulator
+from devkit.simulators.provider.app import create_app
+from devkit.simulators.provider.clock import ReplayClock
+from devkit.simulators.provider.config import BUNDLED_RECORDINGS_DIR, ProviderSimConfig
+from devkit.simulators.provider.ratelimit import RateLimiter
+from devkit.simulators.provider.server import build_server
+from devkit.simulators.provider.simulator import Simulator
 
 TOKEN = "client-test-token"
 BASIC = BUNDLED_RECORDINGS_DIR / "football-basic.jsonl"

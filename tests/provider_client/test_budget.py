@@ -28,7 +28,7 @@ from activities.provider import SportMonksClient, SportMonksTransport
 from activities.provider.budget import BucketShape, Priority, RequestBudget, affordable_board_interval
 from activities.provider.errors import ProviderBudgetSpent
 from activities.provider.shared_board import REDIS_TIMEOUT
-from scoreline.devstack.ports import free_port
+from devkit.devstack.ports import free_port
 from tests.provider_client.conftest import THREE_IDS, Sim, StartSim, client_config
 
 ENTITY = "Fixture"

@@ -17,9 +17,9 @@ import pytest
 
 from activities.provider import ProviderAuthError, SportMonksTransport
 from activities.provider.cricket.client import FIXTURE_INCLUDES, CricketClient
+from devkit.simulators.provider.config import BUNDLED_RECORDINGS_DIR
 from domain.cricket.board import cricket_fixture_id
 from domain.snapshot import MatchState, Sport
-from simulators.provider.config import BUNDLED_RECORDINGS_DIR
 from tests.match.cricket import recorded_lines
 from tests.provider_client.conftest import ManualClock, Sent, Sim, StartSim, client_config
 

@@ -17,7 +17,7 @@ from activities.provider import (
     SportMonksClient,
     SportMonksTransport,
 )
-from scoreline.devstack.ports import free_port
+from devkit.devstack.ports import free_port
 from tests.provider_client.conftest import client_config
 
 Handler = Callable[[httpx.Request], httpx.Response]

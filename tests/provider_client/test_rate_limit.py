@@ -20,7 +20,7 @@ from activities.provider import (
     SportMonksTransport,
 )
 from activities.provider.ratelimit import retry_after_seconds
-from simulators.provider.ratelimit import RateLimiter
+from devkit.simulators.provider.ratelimit import RateLimiter
 from tests.provider_client.conftest import THREE_IDS, MakeClient, ManualClock, StartSim, client_config
 
 

@@ -24,7 +24,7 @@ import redis.asyncio as aioredis
 
 from activities.provider import BreakerPolicy, ProviderClientConfig, ProviderError, SportMonksClient
 from activities.provider.client import LiveBoard
-from scoreline.devstack.ports import free_port
+from devkit.devstack.ports import free_port
 from scoreline.settings import Settings
 from tests.provider_client.conftest import THREE_IDS, Sim, StartSim, client_config
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from simulators.provider.ratelimit import RateLimiter
+from devkit.simulators.provider.ratelimit import RateLimiter
 from tests.provider_sim.conftest import BASIC, BASIC_ID, StartSim
 from tests.provider_sim.test_cricket import ball, cget, cricket_fixture, data, write_cricket
 

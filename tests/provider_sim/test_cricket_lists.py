@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
-from simulators.provider.cricket.scores import known_rows
+from devkit.simulators.provider.cricket.scores import known_rows
 from tests.provider_sim.conftest import TOKEN, StartSim
 from tests.provider_sim.test_cricket import (
     ORIGIN,

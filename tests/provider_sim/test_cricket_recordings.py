@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from devkit.devstack.monitor import fixture_ids
+from devkit.simulators.provider.recording import RecordingError, load_recording
+from devkit.simulators.provider.recording_file import find_recording, read_recording, recording_name
 from domain.cricket.board import cricket_fixture_id
-from scoreline.devstack.monitor import fixture_ids
-from simulators.provider.recording import RecordingError, load_recording
-from simulators.provider.recording_file import find_recording, read_recording, recording_name
 from tests.provider_sim.conftest import BASIC, BASIC_ID, StartSim
 from tests.provider_sim.test_cricket import T20, T20_ID, ball, cget, cricket_fixture, data, write_cricket
 from tests.support.provider import expected, line_times, recording

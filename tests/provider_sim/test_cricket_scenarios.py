@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from simulators.provider.scenarios.cricket import RECORDINGS_DIR, SCENARIOS, write
+from devkit.simulators.provider.scenarios.cricket import RECORDINGS_DIR, SCENARIOS, write
 
 pytestmark = pytest.mark.unit
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import httpx
 
-from simulators.provider.envelope import NO_RESULTS_MESSAGE
-from simulators.provider.ratelimit import RateLimiter
+from devkit.simulators.provider.envelope import NO_RESULTS_MESSAGE
+from devkit.simulators.provider.ratelimit import RateLimiter
 from tests.provider_sim.conftest import (
     BASIC,
     BASIC_ID,

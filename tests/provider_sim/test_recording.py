@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from simulators.provider.app import create_app
-from simulators.provider.config import ProviderSimConfig
-from simulators.provider.faults import StatusFault
-from simulators.provider.recording import RecordingError, load_recording
+from devkit.simulators.provider.app import create_app
+from devkit.simulators.provider.config import ProviderSimConfig
+from devkit.simulators.provider.faults import StatusFault
+from devkit.simulators.provider.recording import RecordingError, load_recording
 from tests.provider_sim.conftest import (
     BASIC,
     BASIC_ID,

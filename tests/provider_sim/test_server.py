@@ -32,8 +32,8 @@ async def test_run_serves_until_signalled_and_exits_cleanly(stop: signal.Signals
     script = textwrap.dedent(
         f"""
         from pathlib import Path
-        from simulators.provider.config import ProviderSimConfig
-        from simulators.provider.server import run
+        from devkit.simulators.provider.config import ProviderSimConfig
+        from devkit.simulators.provider.server import run
         run(ProviderSimConfig(recordings=(Path({str(BASIC)!r}),), port={port}))
         print("run returned")
         """

@@ -6,7 +6,7 @@ import asyncio
 import time
 from pathlib import Path
 
-from simulators.provider.timemap import format_datetime, parse_datetime
+from devkit.simulators.provider.timemap import format_datetime, parse_datetime
 from tests.provider_sim.conftest import (
     BASIC,
     BASIC_ID,

@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from devkit.devstack.tcp_proxy import CuttableProxy
 from scoreline.db.engine import create_engine
-from scoreline.devstack.tcp_proxy import CuttableProxy
 
 
 @contextlib.asynccontextmanager

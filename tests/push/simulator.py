@@ -15,8 +15,8 @@ from typing import Any
 
 import httpx
 
-from simulators.apns.config import ApnsSimConfig
-from simulators.apns.keys import ensure_signing_key, ensure_tls_certificate
+from devkit.simulators.apns.config import ApnsSimConfig
+from devkit.simulators.apns.keys import ensure_signing_key, ensure_tls_certificate
 from tests.apns_sim.conftest import running_simulator, sim_config
 
 

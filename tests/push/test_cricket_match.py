@@ -15,9 +15,9 @@ import asyncpg
 import pytest
 from temporalio.client import Client
 
+from devkit.soak.provider_check import innings_outcome
 from domain.cricket.board import cricket_fixture_id
 from scoreline.settings import Settings
-from scoreline.soak.provider_check import innings_outcome
 from scoreline.temporal.match_runs import match_workflow_id
 from tests.match.cricket import (
     amended_balls,

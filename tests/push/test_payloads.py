@@ -7,9 +7,9 @@ import json
 import pytest
 
 from activities.push.payloads import MAX_PAYLOAD_BYTES, FixtureNames, content_state, variants
+from devkit.simulators.apns.live_activity import live_activity_problem
 from domain.moments import KeyMoment
 from domain.pushes import LiveState, PushInput
-from simulators.apns.live_activity import live_activity_problem
 from tests.push.composed import build
 
 pytestmark = pytest.mark.unit

@@ -26,8 +26,8 @@ from h2.events import DataReceived, RequestReceived, StreamEnded
 
 from activities.push.connection import ApnsConnection
 from activities.push.provider_token import ProviderToken
-from simulators.apns.keys import ensure_tls_certificate
-from simulators.apns.server import tls_context
+from devkit.simulators.apns.keys import ensure_tls_certificate
+from devkit.simulators.apns.server import tls_context
 from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.timeout(30)

@@ -15,8 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from structlog.testing import capture_logs
 
 from api.app import create_app
+from devkit.devstack.ports import free_port
 from scoreline.db.tables import match_event, scoreboard
-from scoreline.devstack.ports import free_port
 from scoreline.readmodel.cache import (
     CACHE_TTL,
     events_key,

@@ -10,12 +10,8 @@ import httpx
 import pytest
 from pydantic import JsonValue
 
-from domain import rules
-from domain.commands import CommandAnswer, Outcome, Reason
-from domain.rules.football import is_over
-from scoreline.accounts.desk_fixtures import lineups_of
-from scoreline.devstack.demo_desk import FULL_TIME_AT, Sent, Step
-from scoreline.soak.desks import (
+from devkit.devstack.demo_desk import FULL_TIME_AT, Sent, Step
+from devkit.soak.desks import (
     DeskLedger,
     ImpliedBoard,
     LogEntry,
@@ -30,6 +26,10 @@ from scoreline.soak.desks import (
     implied_board,
     ledger_figures,
 )
+from domain import rules
+from domain.commands import CommandAnswer, Outcome, Reason
+from domain.rules.football import is_over
+from scoreline.accounts.desk_fixtures import lineups_of
 
 pytestmark = pytest.mark.unit
 

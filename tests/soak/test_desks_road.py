@@ -12,11 +12,11 @@ import asyncpg
 import pytest
 from temporalio.client import Client
 
+from devkit.devstack.ports import free_port
+from devkit.soak.desks import DeskPart
+from devkit.soak.model import SoakTargets
 from scoreline.db.urls import asyncpg_dsn
-from scoreline.devstack.ports import free_port
 from scoreline.settings import Settings
-from scoreline.soak.desks import DeskPart
-from scoreline.soak.model import SoakTargets
 from tests.commands.harness import Road, road_settings, running_api, spread_fixture_ids
 from tests.support.waiting import eventually
 from tests.support.worker import running_worker

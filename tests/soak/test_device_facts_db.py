@@ -8,8 +8,8 @@ import re
 
 import asyncpg
 
-from scoreline.soak import devices
-from scoreline.soak.device_check import Published
+from devkit.soak import devices
+from devkit.soak.device_check import Published
 from tests.push import seed
 
 CLOCK = r"\d\d:\d\d:\d\d\.\d{3}"

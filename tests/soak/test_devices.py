@@ -1,4 +1,4 @@
-"""The devices' check (`scoreline.soak.device_check`), on journal records and published pushes
+"""The devices' check (`devkit.soak.device_check`), on journal records and published pushes
 built by hand.
 
 Each rule has a test that breaks it and one that shows what it must not flag, and each excuse a
@@ -16,8 +16,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from scoreline.soak import devices
-from scoreline.soak.device_check import (
+from devkit.simulators.apns.journal import PushRecord
+from devkit.simulators.apns.journal_file import JournalFile
+from devkit.soak import devices
+from devkit.soak.device_check import (
     ALERT_MISSING,
     ALERT_TWICE,
     END_MISSING,
@@ -39,10 +41,8 @@ from scoreline.soak.device_check import (
     parse_line,
     phone_view,
 )
-from scoreline.soak.devices import DevicePart, _JournalTail
-from scoreline.soak.model import SoakFixtures, SoakTargets
-from simulators.apns.journal import PushRecord
-from simulators.apns.journal_file import JournalFile
+from devkit.soak.devices import DevicePart, _JournalTail
+from devkit.soak.model import SoakFixtures, SoakTargets
 
 pytestmark = pytest.mark.unit
 

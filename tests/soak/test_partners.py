@@ -8,9 +8,9 @@ import random
 import httpx
 import pytest
 
-from scoreline.soak.feed_check import Answer, check_answers, etag_version
-from scoreline.soak.partners import Grants, Poller
-from scoreline.soak.screens import Endpoints
+from devkit.soak.feed_check import Answer, check_answers, etag_version
+from devkit.soak.partners import Grants, Poller
+from devkit.soak.screens import Endpoints
 
 pytestmark = pytest.mark.unit
 

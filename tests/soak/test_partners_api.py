@@ -11,11 +11,11 @@ import redis.asyncio as aioredis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.app import create_app
+from devkit.soak.model import SoakFixtures, SoakTargets
+from devkit.soak.partners import PartnerPart
 from scoreline.db.tables import fixture
 from scoreline.feeds.builder import FeedBuilder
 from scoreline.settings import Settings
-from scoreline.soak.model import SoakFixtures, SoakTargets
-from scoreline.soak.partners import PartnerPart
 from tests.outbox.writer import MatchWriter
 from tests.support.http import serve
 

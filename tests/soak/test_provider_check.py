@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from domain.cricket.board import cricket_fixture_id
-from scoreline.soak.provider_check import (
+from devkit.soak.provider_check import (
     EVENT_KEY_COLUMNS,
     ExpectedCricket,
     ExpectedFootball,
@@ -28,6 +27,7 @@ from scoreline.soak.provider_check import (
     parse_outcome,
     provider_fixture_ids,
 )
+from domain.cricket.board import cricket_fixture_id
 
 pytestmark = pytest.mark.unit
 

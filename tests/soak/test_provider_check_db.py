@@ -10,12 +10,12 @@ import asyncpg
 from activities.ingest.store import IngestStore
 from activities.provider.cricket.normaliser import normalise_cricket_fixture
 from activities.provider.normaliser import normalise_fixture
+from devkit.simulators.provider.recording_file import read_recording
+from devkit.soak.provider_check import check_provider
 from domain.cricket.board import cricket_fixture_id
 from domain.snapshot import Snapshot
 from scoreline.db.engine import create_engine
 from scoreline.db.urls import asyncpg_dsn
-from scoreline.soak.provider_check import check_provider
-from simulators.provider.recording_file import read_recording
 
 RECORDINGS = Path(__file__).resolve().parents[2] / "recordings"
 FOOTBALL = RECORDINGS / "football-correction.jsonl"

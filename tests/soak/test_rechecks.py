@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import pytest
 
+from devkit.soak.run import PLAY_SHARE, post_match_rechecks
 from scoreline.settings import Settings
-from scoreline.soak.run import PLAY_SHARE, post_match_rechecks
 
 DEFAULTS = (
     timedelta(minutes=2),

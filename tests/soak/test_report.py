@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from scoreline.soak.faults import InjectedFault
-from scoreline.soak.model import CheckResult, Violation
-from scoreline.soak.report import SoakVerdict, render
-from scoreline.soak.schedule import FaultKind, PlannedFault
+from devkit.soak.faults import InjectedFault
+from devkit.soak.model import CheckResult, Violation
+from devkit.soak.report import SoakVerdict, render
+from devkit.soak.schedule import FaultKind, PlannedFault
 
 pytestmark = pytest.mark.unit
 

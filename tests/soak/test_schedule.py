@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from scoreline.soak.schedule import (
+from devkit.soak.schedule import (
     APIS,
     CUT_WORKER,
     HOT_TOKEN,

@@ -8,9 +8,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from scoreline.soak.model import SoakFixtures, SoakTargets
-from scoreline.soak.screens import Endpoints, ScreenPart, SseEvents, score_of, seen_of, sse_values
-from scoreline.soak.stream_check import Latest, MatchTruth, Road, Seen, Trail, check_latest, check_trail
+from devkit.soak.model import SoakFixtures, SoakTargets
+from devkit.soak.screens import Endpoints, ScreenPart, SseEvents, score_of, seen_of, sse_values
+from devkit.soak.stream_check import Latest, MatchTruth, Road, Seen, Trail, check_latest, check_trail
 
 pytestmark = pytest.mark.unit
 

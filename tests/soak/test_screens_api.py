@@ -13,10 +13,10 @@ import uvicorn
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.app import create_app
-from scoreline.devstack.ports import free_port
+from devkit.devstack.ports import free_port
+from devkit.soak.model import SoakFixtures, SoakTargets
+from devkit.soak.screens import ScreenPart
 from scoreline.settings import Settings
-from scoreline.soak.model import SoakFixtures, SoakTargets
-from scoreline.soak.screens import ScreenPart
 from tests.outbox.writer import MatchWriter
 
 MATCHES = (81000001, 81000002)

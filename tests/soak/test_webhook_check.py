@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from scoreline.soak.webhook_check import Endpoint, LogEntry, Received, check_receiver, complete, not_owed
-from scoreline.soak.webhook_receivers import Down, Flaky, Slow
+from devkit.soak.webhook_check import Endpoint, LogEntry, Received, check_receiver, complete, not_owed
+from devkit.soak.webhook_receivers import Down, Flaky, Slow
 from scoreline.webhooks.signing import message_id, new_secret, signed_headers
 
 pytestmark = pytest.mark.unit

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 
-from scoreline.soak.webhook_receivers import Receiver, Slow
+from devkit.soak.webhook_receivers import Receiver, Slow
 from scoreline.webhooks.sender import Sender
 from scoreline.webhooks.signing import message_id
 from scoreline.webhooks.urls import UrlPolicy

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from api.live.ws import MAX_MESSAGE
-from scoreline.devstack.ports import free_port
+from devkit.devstack.ports import free_port
 from tests.streams.clients import WITHIN, websocket
 from tests.support.waiting import eventually
 

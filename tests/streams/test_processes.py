@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.app import create_app
 from api.live.runtime import LiveRuntime
-from scoreline.devstack.ports import free_port
+from devkit.devstack.ports import free_port
 from scoreline.settings import Settings
 from tests.outbox.writer import MatchWriter
 from tests.streams.clients import sse, websocket

@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 import uvicorn
 from starlette.types import ASGIApp
 
-from scoreline.devstack.ports import free_port
+from devkit.devstack.ports import free_port
 
 
 @asynccontextmanager

@@ -17,9 +17,9 @@ from typing import Any
 
 import httpx
 
-from simulators.provider.app import create_app
-from simulators.provider.config import BUNDLED_RECORDINGS_DIR, ProviderSimConfig
-from simulators.provider.recording_file import find_recording, read_recording
+from devkit.simulators.provider.app import create_app
+from devkit.simulators.provider.config import BUNDLED_RECORDINGS_DIR, ProviderSimConfig
+from devkit.simulators.provider.recording_file import find_recording, read_recording
 from tests.support.http import serve
 
 TOKEN = "test-provider-token"

@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from scoreline.devstack import embedded, health
-from scoreline.devstack.ports import free_port
+from devkit.devstack import embedded, health
+from devkit.devstack.ports import free_port
 
 MACHINE_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
 MACHINE_REDIS = "redis://127.0.0.1:6379/0"

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 from temporalio.client import Client
 
-from scoreline.devstack.ports import free_port
+from devkit.devstack.ports import free_port
 from scoreline.durations import format_duration, format_durations
 from scoreline.settings import Settings
 from tests.support.services import embedded_redis

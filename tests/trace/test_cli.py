@@ -22,13 +22,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from activities.commands.store import CommandStore
 from api.command_road import payload_hash
+from devkit.devstack.demo_desk import demo_draft
 from domain.commands import CommandRequest, CommitStatus
 from domain.desk import decide, open_book
 from domain.progress import MatchProgress
 from scoreline.accounts.desk_fixtures import create_fixture
 from scoreline.db.tables import push_attempt
 from scoreline.devices.store import Registration, register
-from scoreline.devstack.demo_desk import demo_draft
 from scoreline.feeds.build import build_document
 from scoreline.feeds.keys import MatchDoc
 from scoreline.tracing import new_trace_id

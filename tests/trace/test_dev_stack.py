@@ -31,10 +31,10 @@ import httpx
 import psutil
 import pytest
 
+from devkit.devstack.demo_desk import DeskMatch, create_desk_match, player
+from devkit.devstack.envfile import read_env_file
 from scoreline.db.engine import create_engine
 from scoreline.db.urls import asyncpg_dsn
-from scoreline.devstack.demo_desk import DeskMatch, create_desk_match, player
-from scoreline.devstack.envfile import read_env_file
 from scoreline.tracing import new_trace_id, traceparent_for
 from tests.push.seed import apns_token
 from tests.streams.clients import sse

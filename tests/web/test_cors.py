@@ -17,7 +17,7 @@ from websockets.exceptions import InvalidStatus
 from websockets.typing import Origin
 
 from api.app import create_app
-from scoreline.devstack.ports import free_port
+from devkit.devstack.ports import free_port
 from scoreline.settings import Settings
 from tests.commands.harness import Road, road_settings
 from tests.support.http import serve

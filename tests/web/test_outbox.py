@@ -9,8 +9,8 @@ import asyncpg
 from playwright.async_api import Browser, Route, expect
 from sqlalchemy.engine import make_url
 
+from devkit.devstack.ports import free_port
 from scoreline.db.urls import asyncpg_dsn
-from scoreline.devstack.ports import free_port
 from scoreline.settings import Settings
 from tests.commands.harness import Road, road_settings
 from tests.support.waiting import eventually
