@@ -57,6 +57,11 @@ class MaybeSent(Exception):
     """The request left and no answer came back: APNs may have processed it."""
 
 
+class ConnectionLost(MaybeSent):
+    """The connection died while the request waited for its answer: APNs may have processed it,
+    and the requests after it on a failing path may be lost the same way."""
+
+
 class Withheld(Exception):
     """The caller's last check, made once the request had its stream and right before its first
     byte, said not to send it: nothing went out."""
@@ -251,7 +256,7 @@ class ApnsConnection(asyncio.Protocol):
             self._settled.exception()  # retrieved: `open` may have given up on it already
         reason = self.goaway_reason or (repr(exc) if exc else "closed")
         for stream in self._streams.values():
-            error = MaybeSent if stream.sent else NotSent
+            error = ConnectionLost if stream.sent else NotSent
             _fail(stream, error(f"connection lost ({reason})"))
         self._streams.clear()
         self._wake_all(self._slot_waiters)

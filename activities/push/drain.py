@@ -35,7 +35,7 @@ from activities.push.answers import (
     backoff,
 )
 from activities.push.apns import ApnsClient
-from activities.push.connection import MaybeSent, NotSent, Withheld
+from activities.push.connection import ConnectionLost, MaybeSent, NotSent, Withheld
 from activities.push.outcomes import Verdict, classify
 from activities.push.payloads import compose, variants
 from activities.push.statements import (
@@ -138,6 +138,11 @@ class Drainer:
         self._batches: set[asyncio.Task[None]] = set()
         self._tasks: list[asyncio.Task[None]] = []
         self._outage = False
+        self._in_doubt = True
+        """No answer from APNs since this drainer started or since a connection to APNs was lost
+        with requests unanswered: alerts are held back (`TAKE`'s `carry_alerts`), so that an
+        unproven or failing path takes states, which may safely go twice, and no alert is spent
+        on a request that may be lost. Any answer ends it."""
 
     def start(self) -> None:
         """Run `run` (and the LISTEN loop) in the background until `stop`."""
@@ -215,6 +220,7 @@ class Drainer:
                         "me": self.owner,
                         "lease": config.lease_s,
                         "grace": config.start_grace_s,
+                        "carry_alerts": not self._in_doubt,
                     },
                 )
             ).all()
@@ -336,8 +342,11 @@ class Drainer:
             except (NotSent, MaybeSent) as error:
                 attempts.append(Attempt(None, None, f"{type(error).__name__}: {error}"[:200], 0.0, len(body)))
                 metrics().pushes.add(1, {"kind": kind, "status": "connection", "reason": ""})
+                if isinstance(error, ConnectionLost):
+                    self._doubt(error)
                 unknown = isinstance(error, MaybeSent)
                 return Outcome(Result.UNKNOWN if unknown else Result.RETRY, tuple(attempts))
+            self._answered()
             attempts.append(
                 Attempt(answer.apns_id, answer.status, answer.reason, answer.latency_ms, len(body))
             )
@@ -413,6 +422,16 @@ class Drainer:
         params.update(zip(ROW_ARRAYS, _columns(rows, len(ROW_ARRAYS)), strict=True))
         params.update(zip(ATTEMPT_ARRAYS, _columns(tried, len(ATTEMPT_ARRAYS)), strict=True))
         return params
+
+    def _doubt(self, error: ConnectionLost) -> None:
+        if not self._in_doubt:
+            self._in_doubt = True
+            log.warning("drain.apns_connection_lost", error=str(error), alerts="held back until an answer")
+
+    def _answered(self) -> None:
+        if self._in_doubt:
+            self._in_doubt = False
+            log.info("drain.apns_answering", alerts="carried again")
 
     def _out_of_reach(self, error: BaseException) -> None:
         if not self._outage:

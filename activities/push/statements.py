@@ -44,7 +44,12 @@ WITH due AS (
                AND (a.stale_date IS NULL OR a.stale_date <= extract(epoch FROM now())) AS expired
     FROM due LEFT JOIN la_push a ON a.fixture_id = due.fixture_id AND a.stamp = due.alert_stamp
 ), decided AS (
-    SELECT seen.*, CASE WHEN token IS NULL THEN 'park'
+    SELECT seen.*,
+           -- The owed alert rides on this request (and is marked) unless the drainer holds alerts
+           -- back: then the state goes alone and the alert stays owed.
+           alert_stamp IS NOT NULL AND NOT lost AND NOT expired AND NOT needs_start
+               AND CAST(:carry_alerts AS boolean) AS carried,
+           CASE WHEN token IS NULL THEN 'park'
                         WHEN needs_start AND in_doubt AND in_grace THEN 'wait'
                         WHEN needs_start AND want_end THEN 'close'
                         ELSE 'send' END AS action
@@ -56,14 +61,12 @@ WITH due AS (
         alert_stamp = CASE WHEN s.action = 'send' AND (s.lost OR s.expired) THEN NULL
                            ELSE s.alert_stamp END,
         alert_marked_at = CASE
-            WHEN s.action = 'send' AND (s.needs_start OR (s.alert_stamp IS NOT NULL
-                                        AND NOT s.lost AND NOT s.expired)) THEN now()
+            WHEN s.action = 'send' AND (s.needs_start OR s.carried) THEN now()
             WHEN s.action = 'send' OR s.action = 'close' THEN NULL
             ELSE s.alert_marked_at END,
         alert_marked_stamp = CASE
             WHEN s.action = 'send' AND s.needs_start THEN s.want_stamp
-            WHEN s.action = 'send' AND s.alert_stamp IS NOT NULL AND NOT s.lost AND NOT s.expired
-                THEN s.alert_stamp
+            WHEN s.action = 'send' AND s.carried THEN s.alert_stamp
             WHEN s.action = 'send' OR s.action = 'close' THEN NULL
             ELSE s.alert_marked_stamp END,
         next_try_at = CASE s.action WHEN 'send' THEN la.next_try_at
@@ -73,7 +76,9 @@ WITH due AS (
         updated_at = now()
     FROM decided s WHERE la.id = s.id
     RETURNING la.id, la.fixture_id, la.device_id, s.token, s.action, s.needs_start, s.want_end,
-              s.want_stamp, CASE WHEN s.lost OR s.expired THEN NULL ELSE s.alert_stamp END AS alert_stamp,
+              s.want_stamp,
+              CASE WHEN (s.needs_start AND NOT s.lost AND NOT s.expired) OR s.carried THEN s.alert_stamp
+              END AS alert_stamp,
               la.tries, s.generation
 )
 SELECT t.*, CASE WHEN t.needs_start AND t.action = 'send' THEN (
@@ -85,7 +90,8 @@ FROM taken t
 """Lease up to `limit` due rows with a live token (doc concepts 5 and 6); every row it consumed comes
 back with its action, those to send with what to send. A row taken while its mark stands had a
 request of unknown outcome: the alert that request carried is dropped, and a start waits out
-`START_GRACE_S` after the mark. A row with no live token is parked until a report or publish; a
+`START_GRACE_S` after the mark. With `carry_alerts` false an update goes without its owed alert,
+which stays owed and unmarked. A row with no live token is parked until a report or publish; a
 start never sent whose generation has ended is closed (the phone never showed it)."""
 
 PUBLISHED = """
@@ -200,7 +206,7 @@ class Row:
     """start (its start has not gone out), end (it wants an end) or update."""
     want_stamp: int
     alert_stamp: int | None
-    """The owed alert it carries: not expired, not in doubt."""
+    """The owed alert it carries: not expired, not in doubt, not held back (`Drainer` in doubt)."""
     start_stamp: int | None
     """A start's: its generation's start push (the attributes)."""
     tries: int
