@@ -42,7 +42,9 @@ from devkit.soak.device_check import (
     phone_view,
 )
 from devkit.soak.devices import DevicePart, _JournalTail
+from devkit.soak.faults import InjectedFault
 from devkit.soak.model import SoakFixtures, SoakTargets
+from devkit.soak.schedule import APNS_DISCONNECT, FaultKind, PlannedFault
 
 pytestmark = pytest.mark.unit
 
@@ -600,3 +602,19 @@ def test_the_hot_token_is_a_running_activity_of_an_ordinary_phone(tmp_path: Path
     assert part.hot_token() == (ACTIVITY, f"fixture {FIXTURE} device d-1")
     part._ended.add((FIXTURE, 1))
     assert part.hot_token() is None
+
+
+def test_an_apns_outage_that_drops_connections_interrupts_what_was_on_its_way() -> None:
+    """An outage that dropped every connection mid-request cut off the goal requests on their way
+    when it began, with no record of APNs' to show them; an outage answering 503 cuts off none."""
+
+    def outage(target: str) -> InjectedFault:
+        planned = PlannedFault(100.0, FaultKind.APNS_OUTAGE, target, 200.0)
+        return InjectedFault(planned, 100.0, 300.0, target, began_at=T0 + 200.5, ended_at=T0 + 400)
+
+    quiet = replaced(journal(), push(2, T0 + 401, "update", 101, 2))
+    drops = devices._connection_drops([outage(APNS_DISCONNECT), outage("apns:503")])
+    details, ledger = judge(quiet, facts=MatchFacts(published=MATCH, interruptions=drops))
+    assert details == []
+    assert ledger.figures()["alerts_lost_at_interruption"] == 1
+    assert devices._connection_drops([outage("apns:503")]) == ()

@@ -49,10 +49,11 @@ The rules (each violation names fixture, device and token):
    that or a newer moment (`alerts_replaced`: the phone showed the newer one), or arrived after the
    moment's own `stale_date` (`alerts_expired`), or its outcome may have been lost between the
    publish and that push: APNs answered nothing to a request carrying it (the connection dropped
-   with it: `alerts_lost_unanswered`), or a worker was SIGKILLed or SIGSTOPped after the publish
-   and before that push (`alerts_lost_at_interruption`: only a worker running after the publish can
-   have taken the alert, so a pause already under way excuses nothing). Scoreline then sends the
-   state without the alert, so that no alert shows twice.
+   with it: `alerts_lost_unanswered`), or after the publish and before that push a worker was
+   SIGKILLed or SIGSTOPped, or APNs began dropping every connection mid-request
+   (`alerts_lost_at_interruption`: only what was on its way when the interruption began can be cut
+   off, so one already under way excuses nothing). Scoreline then sends the state without the
+   alert, so that no alert shows twice.
 """
 
 from __future__ import annotations
@@ -198,7 +199,8 @@ class MatchFacts:
 
     published: tuple[Published, ...] = ()
     interruptions: tuple[Span, ...] = ()
-    """Each SIGKILL (an instant) and SIGSTOP (until its SIGCONT) of a worker."""
+    """Each SIGKILL (an instant) and SIGSTOP (until its SIGCONT) of a worker, and each APNs outage
+    that drops connections mid-request: what began when a request was on its way may cut it off."""
     outages: tuple[Span, ...] = ()
     """When APNs answered nothing useful or Postgres was down: no start could go then."""
     words: Mapping[tuple[str, int], str] | None = None

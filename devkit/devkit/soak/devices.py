@@ -61,6 +61,7 @@ from devkit.soak.device_check import (
 )
 from devkit.soak.faults import SENDING_OUTAGES, WORKER_INTERRUPTIONS, InjectedFault
 from devkit.soak.model import CheckResult, SoakFixtures, SoakTargets, Violation
+from devkit.soak.schedule import APNS_DISCONNECT
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.logging import get_logger
 
@@ -488,7 +489,7 @@ class DevicePart:
                 await connection.close()
         return MatchFacts(
             published=published,
-            interruptions=_spans(self._faults, WORKER_INTERRUPTIONS),
+            interruptions=_spans(self._faults, WORKER_INTERRUPTIONS) + _connection_drops(self._faults),
             outages=_spans(self._faults, SENDING_OUTAGES),
             words=words,
         )
@@ -561,6 +562,16 @@ def _published(row: asyncpg.Record) -> Published:
         alert=None if row["alert"] is None else alert_of(json.loads(row["alert"])),
         stale_date=float(row["stale_date"]),
         at=float(row["at"]),
+    )
+
+
+def _connection_drops(faults: Sequence[InjectedFault]) -> tuple[Span, ...]:
+    """When APNs dropped every connection mid-request (`disconnect`): a request on its way when
+    that began is lost with its connection, and no record of APNs' shows it."""
+    return tuple(
+        Span(fault.began_at, fault.ended_at)
+        for fault in faults
+        if fault.survived and fault.planned.target == APNS_DISCONNECT
     )
 
 

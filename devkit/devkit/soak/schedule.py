@@ -59,6 +59,8 @@ PROVIDER_FAULTS = (
 """Every kind the provider simulator can inject (`devkit/devkit/simulators/provider/faults.py`)."""
 APNS_FAULTS = ("429", "410", "500", "goaway")
 APNS_OUTAGES = ("503", "disconnect")
+APNS_DISCONNECT = "apns:disconnect"
+"""The target of an APNs outage that drops every connection the moment a request arrives."""
 """An APNs outage answers every request 503, or drops every connection as it is used."""
 HOT_TOKEN = "apns-token"
 """The hot-token fault's target: one activity's update token, chosen when it starts."""
