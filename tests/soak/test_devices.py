@@ -618,3 +618,17 @@ def test_an_apns_outage_that_drops_connections_interrupts_what_was_on_its_way() 
     assert details == []
     assert ledger.figures()["alerts_lost_at_interruption"] == 1
     assert devices._connection_drops([outage("apns:503")]) == ()
+
+
+def test_an_alert_held_back_while_apns_was_in_doubt_may_follow_its_state() -> None:
+    """A drainer in doubt sends the goal's state alone and the goal's alert once APNs answers:
+    the phone shows the alert once. A later alert (full time) after a quiet push is no excuse."""
+    held = [
+        *journal()[:1],
+        push(2, T0 + 201, "update", 101, 2),
+        push(3, T0 + 202, "update", 101, 2, alert=GOAL),
+        *journal()[2:],
+    ]
+    assert brief(held) == []
+    quiet = replaced(journal(), push(2, T0 + 201, "update", 101, 2))
+    assert brief(quiet) == [ALERT_MISSING]

@@ -46,7 +46,9 @@ The rules (each violation names fixture, device and token):
 3. **alerts**: an activity shows each key moment's alert at most once. It is owed the alert of a
    key moment published before the cut while it had a live, reported token, unless the first
    accepted push to it after the publish (with that moment's stamp or newer) carries the alert of
-   that or a newer moment (`alerts_replaced`: the phone showed the newer one), or arrived after the
+   that or a newer moment (where that push came quietly before the stale date, the first later
+   push with an alert counts instead if it came within `HORIZON_GRACE_S` and its alert is no newer
+   than the quiet push's state: a drainer in doubt sends the state alone first) (`alerts_replaced`: the phone showed the newer one), or arrived after the
    moment's own `stale_date` (`alerts_expired`), or its outcome may have been lost between the
    publish and that push: APNs answered nothing to a request carrying it (the connection dropped
    with it: `alerts_lost_unanswered`), or after the publish and before that push a worker was
@@ -567,9 +569,20 @@ class _Judge:
                 or not self._reachable(phone, reports, moment)
             ):
                 continue
-            first = next((p for p in pushes if p.at > moment.at and (p.timestamp or 0) >= moment.stamp), None)
-            if first is None and self._gone(phone, reports[-1]):
+            since = [p for p in pushes if p.at > moment.at and (p.timestamp or 0) >= moment.stamp]
+            if not since and self._gone(phone, reports[-1]):
                 continue
+            first = since[0] if since else None
+            if first is not None and first.alert is None and first.at <= moment.stale_date:
+                # A drainer in doubt sends the state alone, and the alert it held back once APNs
+                # answers: an alert no newer than that state, within the user's patience.
+                held = next((p for p in since if p.alert is not None), None)
+                if (
+                    held is not None
+                    and held.at <= first.at + HORIZON_GRACE_S
+                    and (match.moment(held, generation)[1] or 0) <= (first.version or 0)
+                ):
+                    first = held
             if first is not None:
                 carried = None if first.alert is None else match.moment(first, generation)
                 version = moment.version or 0
