@@ -19,7 +19,7 @@ import socket
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import text
@@ -233,6 +233,7 @@ class Drainer:
                     event="start" if r.needs_start else "end" if r.want_end else "update",
                     want_stamp=r.want_stamp,
                     alert_stamp=r.alert_stamp,
+                    held=r.held,
                     start_stamp=r.start_stamp,
                     tries=r.tries,
                 )
@@ -281,6 +282,10 @@ class Drainer:
         self.wake()
 
     async def _deliver(self, row: Row, deadline: float) -> Sent:
+        if row.event == "end" and row.held:
+            # An end closes the activity, and the phone would then ignore the alert held back for
+            # it: the final state goes as an update now, the end with its alert once APNs answers.
+            row = replace(row, event="update")
         wanted = self._published.get((row.fixture_id, row.want_stamp))
         alerting = self._published.get((row.fixture_id, row.alert_stamp)) if row.alert_stamp else None
         start = self._published.get((row.fixture_id, row.start_stamp)) if row.start_stamp else None

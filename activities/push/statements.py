@@ -79,6 +79,7 @@ WITH due AS (
               s.want_stamp,
               CASE WHEN (s.needs_start AND NOT s.lost AND NOT s.expired) OR s.carried THEN s.alert_stamp
               END AS alert_stamp,
+              s.alert_stamp IS NOT NULL AND NOT (s.lost OR s.expired OR s.needs_start OR s.carried) AS held,
               la.tries, s.generation
 )
 SELECT t.*, CASE WHEN t.needs_start AND t.action = 'send' THEN (
@@ -207,6 +208,8 @@ class Row:
     want_stamp: int
     alert_stamp: int | None
     """The owed alert it carries: not expired, not in doubt, not held back (`Drainer` in doubt)."""
+    held: bool
+    """An alert is owed and held back: this request goes without it, and it follows."""
     start_stamp: int | None
     """A start's: its generation's start push (the attributes)."""
     tries: int

@@ -74,3 +74,39 @@ async def _accepted_at_least(sim: PushSim, count: int) -> bool:
 async def _dropped_since(sim: PushSim, seen: int) -> bool:
     """A request reached the simulator after `seen` journal lines and got no answer."""
     return any(line.get("status") is None for line in sim.journal()[seen:] if line.get("kind") == "push")
+
+
+async def test_full_time_while_apns_drops_every_connection_ends_every_activity_with_its_alert(
+    push_settings: Settings, database_url: str, temporal_client: Client, sim: PushSim, db: asyncpg.Connection
+) -> None:
+    """A drainer in doubt sent the end without its alert, which closed the activity: the full-time
+    alert that followed was ignored, and no phone heard the result."""
+    async with desk_road(push_settings, database_url, temporal_client) as road:
+        fixture_id = await road.fixture()
+        desk = Desk(road, fixture_id, await road.desk(fixture_id))
+        running = await seed.running_activities(db, FOLLOWERS, fixture_id)
+        tokens = {activity.push_token for activity in running}
+        handle = temporal_client.get_workflow_handle(match_workflow_id(fixture_id))
+        try:
+            await desk.send("football.period_start", {"period": "1H"})
+            await eventually(lambda: _accepted_at_least(sim, FOLLOWERS), within=60, every=0.5)
+            await sim.fault(action="disconnect", duration_s=OUTAGE_S)
+            seen = len(sim.journal())
+            await desk.send("football.period_end", {"period": "1H"})
+            await eventually(lambda: _dropped_since(sim, seen), within=30, every=0.2)
+            await desk.send("football.period_start", {"period": "2H"})
+            await desk.send("football.goal", {**GOAL, "minute": 88})
+            await desk.send("football.period_end", {"period": "2H"})
+
+            async def every_activity_ended() -> dict[str, Screen] | None:
+                screens = {t: screen(r) for t, r in by_token(sim.journal()).items() if t in tokens}
+                done = len(screens) == FOLLOWERS and all(s.ended for s in screens.values())
+                return screens if done else None
+
+            screens = await eventually(every_activity_ended, within=OUTAGE_S + 60, every=0.5)
+        finally:
+            await _stop(handle)
+
+    for token, shown in screens.items():
+        assert shown.score == (1, 0), (token, shown)
+        assert shown.alerts[-1].startswith("Full time"), (token, shown.alerts)
