@@ -632,3 +632,14 @@ def test_an_alert_held_back_while_apns_was_in_doubt_may_follow_its_state() -> No
     assert brief(held) == []
     quiet = replaced(journal(), push(2, T0 + 201, "update", 101, 2))
     assert brief(quiet) == [ALERT_MISSING]
+
+
+def test_an_alert_on_a_second_end_is_never_shown() -> None:
+    """An end that came quietly closed the activity: the full-time alert on the end after it never
+    showed, so the goal it would have replaced is still owed."""
+    late = [
+        *journal()[:1],
+        push(2, T0 + 401, "end", 103, 4),
+        push(3, T0 + 402, "end", 103, 4, alert=FULL_TIME),
+    ]
+    assert ALERT_MISSING in brief(late)

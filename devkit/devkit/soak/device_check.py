@@ -570,6 +570,9 @@ class _Judge:
             ):
                 continue
             since = [p for p in pushes if p.at > moment.at and (p.timestamp or 0) >= moment.stamp]
+            ended = next((i for i, p in enumerate(since) if p.event == "end"), None)
+            if ended is not None:
+                since = since[: ended + 1]  # an ended activity takes nothing more, alerts included
             if not since and self._gone(phone, reports[-1]):
                 continue
             first = since[0] if since else None
