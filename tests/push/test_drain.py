@@ -206,7 +206,7 @@ async def test_an_apns_outage_longer_than_the_backoff_cap_ends_with_everything_d
             ended = await db.fetchval("SELECT count(*) FROM live_activity WHERE status = 'ended'")
             return bool(ended == len(tokens))
 
-        await eventually(all_ended, within=15)
+        await eventually(all_ended, within=30)
     got = await accepted(sim, tokens)
     assert all(
         pushes[-1]["event"] == "end" and pushes[-1]["content-state"]["homeScore"] == 2
