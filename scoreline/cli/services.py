@@ -15,6 +15,11 @@ import uvloop
 from scoreline.cli.common import DataDirOption, prepare
 from scoreline.metrics.exporter import leave_now
 
+API_KEEP_ALIVE_S = 75
+"""How long the API keeps an idle HTTP connection open. A client that reuses a connection just as
+the server closes it gets a reset instead of an answer, so the server must outlast the idle limit of
+everything in front of it: httpx's 5 s, and the 60 s of common load balancers and proxies."""
+
 
 def worker(data_dir: DataDirOption = None) -> None:
     """Run a Temporal worker: every match workflow and activity, until SIGINT/SIGTERM."""
@@ -59,6 +64,7 @@ def api(
         lifespan="on",
         loop="uvloop",
         http="httptools",
+        timeout_keep_alive=API_KEEP_ALIVE_S,
         # uvicorn's default (16 MiB) would buffer a whole frame only for the protocol's
         # 8,192-character check to refuse it; this refuses it from the frame's header (close 1009).
         ws_max_size=MAX_FRAME_BYTES,

@@ -35,6 +35,28 @@ async def chunked(
     return await _exchange(url, method, path, {**headers, "Transfer-Encoding": "chunked"}, chunks, wait=wait)
 
 
+async def twice_on_one_connection(url: str, path: str, *, idle: float, wait: float) -> list[RawAnswer]:
+    """GET `path`, leave the connection idle for `idle` seconds, then GET it again on the same one."""
+    where = urlsplit(url)
+    assert where.hostname is not None and where.port is not None
+    reader, writer = await asyncio.open_connection(where.hostname, where.port)
+    client = h11.Connection(h11.CLIENT)
+    answers: list[RawAnswer] = []
+    try:
+        for attempt in range(2):
+            if attempt:
+                await asyncio.sleep(idle)
+                client.start_next_cycle()
+            request = h11.Request(method="GET", target=path, headers=[("Host", where.netloc)])
+            writer.write((client.send(request) or b"") + (client.send(h11.EndOfMessage()) or b""))
+            await writer.drain()
+            async with asyncio.timeout(wait):
+                answers.append(await _answer(client, reader))
+        return answers
+    finally:
+        writer.close()
+
+
 async def _exchange(
     url: str, method: str, path: str, headers: dict[str, str], chunks: list[bytes], *, wait: float
 ) -> RawAnswer:

@@ -10,6 +10,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from devkit.devstack.ports import free_port
+from scoreline.cli.services import API_KEEP_ALIVE_S
 
 
 @asynccontextmanager
@@ -17,7 +18,13 @@ async def serve(app: ASGIApp, *, port: int | None = None) -> AsyncIterator[str]:
     """Yield the base URL once uvicorn accepts connections; shut it down (lifespan included) after."""
     chosen = port or free_port()
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=chosen, log_config=None, access_log=False, lifespan="on"
+        app,
+        host="127.0.0.1",
+        port=chosen,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        timeout_keep_alive=API_KEEP_ALIVE_S,
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
