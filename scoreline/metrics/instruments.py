@@ -11,6 +11,10 @@ meter, so code and tests that run without an exporter record nothing and cost ne
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Annotated, get_args, get_type_hints
+
 from temporalio.common import (
     MetricCounter,
     MetricGauge,
@@ -19,8 +23,230 @@ from temporalio.common import (
     MetricMeter,
 )
 
-DURATION_BUCKETS: dict[str, list[float]] = {
-    # Temporal's own: its "schedule-to-start p99 > 200 ms" alert needs buckets below and at 200 ms.
+
+@dataclass(frozen=True)
+class Series:
+    """One exported series: its base name, its help line and, for a histogram, its bucket bounds in seconds."""
+
+    name: str
+    help: str
+    buckets: tuple[float, ...] = ()
+
+
+class ScorelineMetrics:
+    """The instruments, made from one meter.
+
+    Each attribute's annotation carries its series, so every series is declared once and mypy still
+    knows each instrument's type (the first argument of `Annotated`) where callers use it.
+    """
+
+    # The watch (activities.watch).
+    polls: Annotated[
+        MetricCounter,
+        Series(
+            "scoreline_watch_polls",
+            "Polls of watched matches, by source (live, reconcile) and outcome (ok, failed, off_board, deferred).",
+        ),
+    ]
+    poll_lateness: Annotated[
+        MetricHistogramTimedelta,
+        Series(
+            "scoreline_watch_poll_lateness",
+            "How much later than its interval after the last one a poll started, by interval (live, idle).",
+            buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+        ),
+    ]
+    poll_age: Annotated[
+        MetricGaugeFloat,
+        Series(
+            "scoreline_watch_poll_age_seconds",
+            "Seconds since the in-play match this process has gone longest without a poll answered and ingested was last polled.",
+        ),
+    ]
+    live_matches: Annotated[
+        MetricGauge, Series("scoreline_watch_live_matches", "In-play matches this process watches.")
+    ]
+    # The provider client (activities.provider).
+    provider_requests: Annotated[
+        MetricCounter,
+        Series("scoreline_provider_requests", "Requests sent to the provider, by endpoint and outcome."),
+    ]
+    provider_request_duration: Annotated[
+        MetricHistogramTimedelta,
+        Series(
+            "scoreline_provider_request_duration",
+            "Time from sending a provider request to its answer.",
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+        ),
+    ]
+    breaker_open: Annotated[
+        MetricGauge,
+        Series(
+            "scoreline_provider_breaker_open", "1 while the provider's circuit breaker is open or half-open."
+        ),
+    ]
+    rate_limit_windows: Annotated[
+        MetricCounter,
+        Series(
+            "scoreline_provider_rate_limit_windows",
+            "Windows in which no request is sent: after a 429, or when the hourly budget reads 0.",
+        ),
+    ]
+    budget_remaining: Annotated[
+        MetricGauge,
+        Series(
+            "scoreline_provider_budget_remaining_calls",
+            "Calls left in the provider's hourly window for an entity, as the provider reports it.",
+        ),
+    ]
+    budget_refused: Annotated[
+        MetricCounter,
+        Series(
+            "scoreline_provider_budget_refused",
+            "Calls not sent because the hourly budget could not spare them, by entity and priority.",
+        ),
+    ]
+    budget: Annotated[
+        MetricGauge,
+        Series(
+            "scoreline_provider_budget_calls", "The hourly call budget per entity (PROVIDER_HOURLY_BUDGET)."
+        ),
+    ]
+    live_poll_stretch: Annotated[
+        MetricGaugeFloat,
+        Series(
+            "scoreline_provider_live_poll_stretch",
+            "The live poll interval over POLL_INTERVAL_LIVE: above 1, the hourly budget cannot pay "
+            "for the configured cadence and live matches are polled that many times slower.",
+        ),
+    ]
+    # The ingest and the command road (activities.ingest, activities.commands).
+    ingest_commit_duration: Annotated[
+        MetricHistogramTimedelta,
+        Series(
+            "scoreline_ingest_commit_duration",
+            "Time to commit one provider snapshot's changes.",
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1),
+        ),
+    ]
+    changes_committed: Annotated[
+        MetricCounter,
+        Series("scoreline_changes_committed", "Log entries committed, by source (provider, desk)."),
+    ]
+    key_moments: Annotated[
+        MetricCounter,
+        Series("scoreline_key_moments", "Key moments committed (goals, red cards, wickets ...), by kind."),
+    ]
+    # Live Activities (activities.push).
+    pushes: Annotated[
+        MetricCounter,
+        Series(
+            "scoreline_pushes",
+            "APNs answers, by push kind (start, alert, update, end), HTTP status (or 'connection') and reason.",
+        ),
+    ]
+    live_activities_owed: Annotated[
+        MetricGauge,
+        Series(
+            "scoreline_live_activities_owed",
+            "Live Activity mailboxes owing a push (due now or backing off), all matches.",
+        ),
+    ]
+    live_activity_lag: Annotated[
+        MetricGaugeFloat,
+        Series(
+            "scoreline_live_activity_lag_seconds",
+            "Seconds the most overdue due mailbox is past its next try: near 0 while drainers keep up.",
+        ),
+    ]
+    # The partner feed builder (scoreline.feeds).
+    feed_builds: Annotated[
+        MetricCounter,
+        Series(
+            "scoreline_feed_builds",
+            "Document rebuilds, by document kind and outcome (published, unchanged, failed).",
+        ),
+    ]
+    feed_build_duration: Annotated[
+        MetricHistogramTimedelta,
+        Series(
+            "scoreline_feed_build_duration",
+            "Time to rebuild and save one document.",
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1),
+        ),
+    ]
+    feed_staleness: Annotated[
+        MetricGaugeFloat,
+        Series(
+            "scoreline_feed_staleness_seconds",
+            "Age of the oldest change that no published document shows yet (0 when all are current).",
+        ),
+    ]
+    feed_builder_leading: Annotated[
+        MetricGauge,
+        Series(
+            "scoreline_feed_builder_leading", "1 while this feed builder holds the lead (one per database)."
+        ),
+    ]
+    # Partner webhooks (scoreline.webhooks).
+    webhook_deliveries: Annotated[
+        MetricCounter,
+        Series(
+            "scoreline_webhook_deliveries",
+            "Webhook attempts, by outcome (delivered: 2xx; failed: another status; no_answer).",
+        ),
+    ]
+    webhook_pauses: Annotated[
+        MetricCounter,
+        Series("scoreline_webhook_pauses", "Endpoints paused after a message failed for WEBHOOK_RETRY_FOR."),
+    ]
+    webhook_owed: Annotated[
+        MetricGauge,
+        Series("scoreline_webhook_owed", "Webhook messages not delivered yet, paused endpoints included."),
+    ]
+    webhook_lag: Annotated[
+        MetricGaugeFloat,
+        Series(
+            "scoreline_webhook_lag_seconds",
+            "Seconds the most overdue undelivered message of an active endpoint is past its due time.",
+        ),
+    ]
+    webhook_endpoints_paused: Annotated[
+        MetricGauge,
+        Series(
+            "scoreline_webhook_endpoints_paused",
+            "Webhook endpoints paused by a day of failures (not those an operator paused).",
+        ),
+    ]
+    # Outbox consumers.
+    outbox_lag: Annotated[
+        MetricGaugeFloat,
+        Series("scoreline_outbox_lag_seconds", "How far a consumer is behind the outbox, by consumer."),
+    ]
+
+    def __init__(self, meter: MetricMeter) -> None:
+        for attr, kind, series in _declared():
+            setattr(self, attr, _MAKERS[kind](meter, series))
+
+
+_MAKERS: dict[type, Callable[[MetricMeter, Series], object]] = {
+    MetricCounter: lambda meter, s: meter.create_counter(s.name, s.help, ""),
+    MetricGauge: lambda meter, s: meter.create_gauge(s.name, s.help, ""),
+    MetricGaugeFloat: lambda meter, s: meter.create_gauge_float(s.name, s.help, ""),
+    MetricHistogramTimedelta: lambda meter, s: meter.create_histogram_timedelta(s.name, s.help, ""),
+}
+"""How a meter makes each kind of instrument `ScorelineMetrics` declares."""
+
+
+def _declared() -> Iterator[tuple[str, type, Series]]:
+    """Each instrument of `ScorelineMetrics` as (attribute, kind, series), in the order declared."""
+    for attr, hint in get_type_hints(ScorelineMetrics, include_extras=True).items():
+        kind, series = get_args(hint)
+        yield attr, kind, series
+
+
+_TEMPORAL_BUCKETS: dict[str, list[float]] = {
+    # Its "schedule-to-start p99 > 200 ms" alert needs buckets below and at 200 ms.
     "temporal_workflow_task_schedule_to_start_latency": [
         0.005,
         0.01,
@@ -36,147 +262,13 @@ DURATION_BUCKETS: dict[str, list[float]] = {
     ],
     "temporal_activity_schedule_to_start_latency": [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1, 2.5, 5, 10],
     "temporal_workflow_task_execution_latency": [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
-    # Ours.
-    "scoreline_watch_poll_lateness": [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    "scoreline_provider_request_duration": [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    "scoreline_ingest_commit_duration": [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
-    "scoreline_feed_build_duration": [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+}
+"""Bucket bounds for the Temporal SDK's own duration histograms."""
+
+DURATION_BUCKETS: dict[str, list[float]] = _TEMPORAL_BUCKETS | {
+    series.name: list(series.buckets) for _, _, series in _declared() if series.buckets
 }
 """Bucket bounds in seconds, by base name (the exporter's `histogram_bucket_overrides`)."""
-
-
-class ScorelineMetrics:
-    """The instruments, made from one meter."""
-
-    def __init__(self, m: MetricMeter) -> None:
-        # The watch (activities.watch).
-        self.polls: MetricCounter = m.create_counter(
-            "scoreline_watch_polls",
-            "Polls of watched matches, by source (live, reconcile) and outcome (ok, failed, off_board, deferred).",
-            "",
-        )
-        self.poll_lateness: MetricHistogramTimedelta = m.create_histogram_timedelta(
-            "scoreline_watch_poll_lateness",
-            "How much later than its interval after the last one a poll started, by interval (live, idle).",
-            "",
-        )
-        self.poll_age: MetricGaugeFloat = m.create_gauge_float(
-            "scoreline_watch_poll_age_seconds",
-            "Seconds since the in-play match this process has gone longest without a poll answered and ingested was last polled.",
-            "",
-        )
-        self.live_matches: MetricGauge = m.create_gauge(
-            "scoreline_watch_live_matches", "In-play matches this process watches.", ""
-        )
-        # The provider client (activities.provider).
-        self.provider_requests: MetricCounter = m.create_counter(
-            "scoreline_provider_requests", "Requests sent to the provider, by endpoint and outcome.", ""
-        )
-        self.provider_request_duration: MetricHistogramTimedelta = m.create_histogram_timedelta(
-            "scoreline_provider_request_duration", "Time from sending a provider request to its answer.", ""
-        )
-        self.breaker_open: MetricGauge = m.create_gauge(
-            "scoreline_provider_breaker_open",
-            "1 while the provider's circuit breaker is open or half-open.",
-            "",
-        )
-        self.rate_limit_windows: MetricCounter = m.create_counter(
-            "scoreline_provider_rate_limit_windows",
-            "Windows in which no request is sent: after a 429, or when the hourly budget reads 0.",
-            "",
-        )
-        self.budget_remaining: MetricGauge = m.create_gauge(
-            "scoreline_provider_budget_remaining_calls",
-            "Calls left in the provider's hourly window for an entity, as the provider reports it.",
-            "",
-        )
-        self.budget_refused: MetricCounter = m.create_counter(
-            "scoreline_provider_budget_refused",
-            "Calls not sent because the hourly budget could not spare them, by entity and priority.",
-            "",
-        )
-        self.budget: MetricGauge = m.create_gauge(
-            "scoreline_provider_budget_calls",
-            "The hourly call budget per entity (PROVIDER_HOURLY_BUDGET).",
-            "",
-        )
-        self.live_poll_stretch: MetricGaugeFloat = m.create_gauge_float(
-            "scoreline_provider_live_poll_stretch",
-            "The live poll interval over POLL_INTERVAL_LIVE: above 1, the hourly budget cannot pay "
-            "for the configured cadence and live matches are polled that many times slower.",
-            "",
-        )
-        # The ingest and the command road (activities.ingest, activities.commands).
-        self.ingest_commit_duration: MetricHistogramTimedelta = m.create_histogram_timedelta(
-            "scoreline_ingest_commit_duration", "Time to commit one provider snapshot's changes.", ""
-        )
-        self.changes_committed: MetricCounter = m.create_counter(
-            "scoreline_changes_committed", "Log entries committed, by source (provider, desk).", ""
-        )
-        self.key_moments: MetricCounter = m.create_counter(
-            "scoreline_key_moments", "Key moments committed (goals, red cards, wickets ...), by kind.", ""
-        )
-        # Live Activities (activities.push).
-        self.pushes: MetricCounter = m.create_counter(
-            "scoreline_pushes",
-            "APNs answers, by push kind (start, alert, update, end), HTTP status (or 'connection') and reason.",
-            "",
-        )
-        self.live_activities_owed: MetricGauge = m.create_gauge(
-            "scoreline_live_activities_owed",
-            "Live Activity mailboxes owing a push (due now or backing off), all matches.",
-            "",
-        )
-        self.live_activity_lag: MetricGaugeFloat = m.create_gauge_float(
-            "scoreline_live_activity_lag_seconds",
-            "Seconds the most overdue due mailbox is past its next try: near 0 while drainers keep up.",
-            "",
-        )
-        # The partner feed builder (scoreline.feeds).
-        self.feed_builds: MetricCounter = m.create_counter(
-            "scoreline_feed_builds",
-            "Document rebuilds, by document kind and outcome (published, unchanged, failed).",
-            "",
-        )
-        self.feed_build_duration: MetricHistogramTimedelta = m.create_histogram_timedelta(
-            "scoreline_feed_build_duration", "Time to rebuild and save one document.", ""
-        )
-        self.feed_staleness: MetricGaugeFloat = m.create_gauge_float(
-            "scoreline_feed_staleness_seconds",
-            "Age of the oldest change that no published document shows yet (0 when all are current).",
-            "",
-        )
-        self.feed_builder_leading: MetricGauge = m.create_gauge(
-            "scoreline_feed_builder_leading",
-            "1 while this feed builder holds the lead (one per database).",
-            "",
-        )
-        # Partner webhooks (scoreline.webhooks).
-        self.webhook_deliveries: MetricCounter = m.create_counter(
-            "scoreline_webhook_deliveries",
-            "Webhook attempts, by outcome (delivered: 2xx; failed: another status; no_answer).",
-            "",
-        )
-        self.webhook_pauses: MetricCounter = m.create_counter(
-            "scoreline_webhook_pauses", "Endpoints paused after a message failed for WEBHOOK_RETRY_FOR.", ""
-        )
-        self.webhook_owed: MetricGauge = m.create_gauge(
-            "scoreline_webhook_owed", "Webhook messages not delivered yet, paused endpoints included.", ""
-        )
-        self.webhook_lag: MetricGaugeFloat = m.create_gauge_float(
-            "scoreline_webhook_lag_seconds",
-            "Seconds the most overdue undelivered message of an active endpoint is past its due time.",
-            "",
-        )
-        self.webhook_endpoints_paused: MetricGauge = m.create_gauge(
-            "scoreline_webhook_endpoints_paused",
-            "Webhook endpoints paused by a day of failures (not those an operator paused).",
-            "",
-        )
-        # Outbox consumers.
-        self.outbox_lag: MetricGaugeFloat = m.create_gauge_float(
-            "scoreline_outbox_lag_seconds", "How far a consumer is behind the outbox, by consumer.", ""
-        )
 
 
 class _Installed:

@@ -9,12 +9,13 @@ a support look-up now and then, worth an index before it is run often on a big d
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
 from pydantic_core import to_jsonable_python
-from sqlalchemy import Row, Text, cast, select
+from sqlalchemy import Row, Table, Text, cast, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from scoreline.db.tables import command, domain_event, published_document, push_attempt, timeline_item
@@ -23,134 +24,93 @@ from scoreline.trace.models import Source, TraceItem
 _Row = Row[*tuple[Any, ...]]
 
 
+@dataclass(frozen=True)
+class _Read:
+    """What differs between the tables a trace is read from, so that one query serves all five.
+
+    Attributes:
+        columns: The detail shown, space-separated, in this order; `created_at` is always read last.
+        order: The columns that give the order the rows were written in.
+        what: The row in one line for people.
+        as_text: Columns read as text, being of a type SQLAlchemy has none for (`xid8`).
+        lists_traces: The table lists several traces a row (`trace_ids`) rather than one (`trace_id`).
+    """
+
+    source: Source
+    table: Table
+    columns: str
+    order: str
+    what: Callable[[_Row], str]
+    as_text: str = ""
+    lists_traces: bool = False
+
+
+_READS = (
+    _Read(
+        "command",
+        command,
+        "command_id fixture_id sender code outcome seq saw sent_at input answer",
+        order="created_at command_id",
+        what=lambda row: f"command {row.code} {row.outcome}" + _seq(row.seq) + f" ({row.sender})",
+    ),
+    _Read(
+        "entry",
+        timeline_item,
+        "fixture_id seq kind origin minute extra_minute target_seq command_id match_event_id body",
+        order="created_at fixture_id seq",
+        what=lambda row: f"entry {row.kind} ({row.origin}) fixture {row.fixture_id}" + _seq(row.seq),
+    ),
+    _Read(
+        "outbox",
+        domain_event,
+        "id xid fixture_id seq kind payload",
+        order="xid id",
+        what=lambda row: f"outbox {row.kind} fixture {row.fixture_id}" + _version(row.seq),
+        as_text="xid",
+    ),
+    _Read(
+        "push",
+        push_attempt,
+        "id fixture_id effect status reason event_key device_id live_activity_id token_kind attempt priority"
+        " payload_bytes apns_id latency_ms",
+        order="created_at id",
+        what=lambda row: f"push {row.effect} {_push_outcome(row)}",
+    ),
+    _Read(
+        "feed",
+        published_document,
+        "doc_key version etag content_hash competition_id trace_ids",
+        order="created_at doc_key version",
+        what=lambda row: f"feed {row.doc_key}" + _version(row.version),
+        lists_traces=True,
+    ),
+)
+"""The five tables, in the order a trace's rows are listed."""
+
+
 async def rows_of(engine: AsyncEngine, trace_id: str) -> list[TraceItem]:
     """Every row that carries `trace_id`, table by table, each table in the order it was written."""
     items: list[TraceItem] = []
     async with engine.connect() as conn:
         snapshot = await conn.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
         async with snapshot.begin():
-            for query in _QUERIES:
-                items += await query(snapshot, trace_id)
+            for read in _READS:
+                items += await _rows(snapshot, read, trace_id)
     return items
 
 
-async def _commands(conn: AsyncConnection, trace_id: str) -> list[TraceItem]:
-    rows = await conn.execute(
-        select(
-            command.c.command_id,
-            command.c.fixture_id,
-            command.c.sender,
-            command.c.code,
-            command.c.outcome,
-            command.c.seq,
-            command.c.saw,
-            command.c.sent_at,
-            command.c.input,
-            command.c.answer,
-            command.c.created_at,
-        )
-        .where(command.c.trace_id == trace_id)
-        .order_by(command.c.created_at, command.c.command_id)
-    )
-    return [
-        _item("command", row, f"command {row.code} {row.outcome}" + _seq(row.seq) + f" ({row.sender})")
-        for row in rows
+async def _rows(conn: AsyncConnection, read: _Read, trace_id: str) -> list[TraceItem]:
+    """The rows of `read`'s table that carry `trace_id`, as items."""
+    c = read.table.c
+    columns = [
+        cast(c[name], Text).label(name) if name in read.as_text.split() else c[name]
+        for name in read.columns.split()
     ]
-
-
-async def _entries(conn: AsyncConnection, trace_id: str) -> list[TraceItem]:
+    carries = c.trace_ids.any(trace_id) if read.lists_traces else c.trace_id == trace_id
     rows = await conn.execute(
-        select(
-            timeline_item.c.fixture_id,
-            timeline_item.c.seq,
-            timeline_item.c.kind,
-            timeline_item.c.origin,
-            timeline_item.c.minute,
-            timeline_item.c.extra_minute,
-            timeline_item.c.target_seq,
-            timeline_item.c.command_id,
-            timeline_item.c.match_event_id,
-            timeline_item.c.body,
-            timeline_item.c.created_at,
-        )
-        .where(timeline_item.c.trace_id == trace_id)
-        .order_by(timeline_item.c.created_at, timeline_item.c.fixture_id, timeline_item.c.seq)
+        select(*columns, c.created_at).where(carries).order_by(*(c[name] for name in read.order.split()))
     )
-    return [
-        _item("entry", row, f"entry {row.kind} ({row.origin}) fixture {row.fixture_id}" + _seq(row.seq))
-        for row in rows
-    ]
-
-
-async def _outbox(conn: AsyncConnection, trace_id: str) -> list[TraceItem]:
-    rows = await conn.execute(
-        select(
-            domain_event.c.id,
-            cast(domain_event.c.xid, Text).label("xid"),
-            domain_event.c.fixture_id,
-            domain_event.c.seq,
-            domain_event.c.kind,
-            domain_event.c.payload,
-            domain_event.c.created_at,
-        )
-        .where(domain_event.c.trace_id == trace_id)
-        .order_by(domain_event.c.xid, domain_event.c.id)
-    )
-    return [
-        _item("outbox", row, f"outbox {row.kind} fixture {row.fixture_id}" + _version(row.seq))
-        for row in rows
-    ]
-
-
-async def _pushes(conn: AsyncConnection, trace_id: str) -> list[TraceItem]:
-    rows = await conn.execute(
-        select(
-            push_attempt.c.id,
-            push_attempt.c.fixture_id,
-            push_attempt.c.effect,
-            push_attempt.c.status,
-            push_attempt.c.reason,
-            push_attempt.c.event_key,
-            push_attempt.c.device_id,
-            push_attempt.c.live_activity_id,
-            push_attempt.c.token_kind,
-            push_attempt.c.attempt,
-            push_attempt.c.priority,
-            push_attempt.c.payload_bytes,
-            push_attempt.c.apns_id,
-            push_attempt.c.latency_ms,
-            push_attempt.c.created_at,
-        )
-        .where(push_attempt.c.trace_id == trace_id)
-        .order_by(push_attempt.c.created_at, push_attempt.c.id)
-    )
-    return [_item("push", row, f"push {row.effect} {_push_outcome(row)}") for row in rows]
-
-
-async def _feeds(conn: AsyncConnection, trace_id: str) -> list[TraceItem]:
-    rows = await conn.execute(
-        select(
-            published_document.c.doc_key,
-            published_document.c.version,
-            published_document.c.etag,
-            published_document.c.content_hash,
-            published_document.c.competition_id,
-            published_document.c.trace_ids,
-            published_document.c.created_at,
-        )
-        .where(published_document.c.trace_ids.any(trace_id))
-        .order_by(published_document.c.created_at, published_document.c.doc_key, published_document.c.version)
-    )
-    return [_item("feed", row, f"feed {row.doc_key}" + _version(row.version)) for row in rows]
-
-
-_QUERIES: tuple[Callable[[AsyncConnection, str], Awaitable[list[TraceItem]]], ...] = (
-    _commands,
-    _entries,
-    _outbox,
-    _pushes,
-    _feeds,
-)
+    return [_item(read.source, row, read.what(row)) for row in rows]
 
 
 def _item(source: Source, row: _Row, what: str) -> TraceItem:
