@@ -1,4 +1,4 @@
-"""What both sports' rules share: refusals, modes, lineups and the bounded undo log.
+"""What both sports' rules share: refusals, modes, lineups and the gate every command passes first.
 
 Everything here is a frozen pydantic model that round-trips through JSON
 (`model_dump(mode="json")` → `model_validate` gives an equal model), because rule states are
@@ -9,13 +9,12 @@ This module imports only the stdlib and pydantic: it is safe inside the Temporal
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from enum import StrEnum
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from domain.rules.commands import MAX_ID, Command, MatchCommentary, MatchSetMode, Side, Touch
+from domain.rules.commands import MAX_ID, Command, MatchCommentary, MatchSetMode, Side
 
 Mode = Literal["provider", "desk"]
 """Who owns the score: the data provider, or the scorer desks."""
@@ -149,53 +148,6 @@ def other(side: Side) -> Side:
     return "away" if side == "home" else "home"
 
 
-class UndoEntry(Frozen):
-    """One undoable step: enough to put the game back exactly as it was before `seq`.
-
-    `before` holds only the game fields that the step changed, as they were, in their JSON form (so
-    the entry is small and survives a JSON round trip unchanged).
-    """
-
-    seq: int
-    code: str
-    touches: tuple[Touch, ...]
-    before: dict[str, JsonValue]
-
-
-Game = TypeVar("Game", bound=BaseModel)
-
-
-def record(
-    log: tuple[UndoEntry, ...],
-    *,
-    window: int,
-    seq: int,
-    code: str,
-    touches: Iterable[Touch],
-    old: BaseModel,
-    new: BaseModel,
-) -> tuple[UndoEntry, ...]:
-    """`log` with the step `old → new` at `seq` appended, keeping the newest `window` entries."""
-    if log and seq <= log[-1].seq:
-        raise ValueError(f"seq {seq} is not after the last recorded seq {log[-1].seq}")
-    dumped = old.model_dump(mode="json")
-    before = {
-        name: dumped[name] for name in type(old).model_fields if getattr(old, name) != getattr(new, name)
-    }
-    entry = UndoEntry(seq=seq, code=code, touches=tuple(sorted(set(touches))), before=before)
-    return (*log, entry)[-window:]
-
-
-def restore(game: Game, entry: UndoEntry) -> Game:
-    """The game as it was before `entry`'s step (an exact, equal model)."""
-    return type(game).model_validate({**game.model_dump(mode="json"), **entry.before})
-
-
-def find_entry(log: tuple[UndoEntry, ...], seq: int) -> UndoEntry | None:
-    """The log entry recorded at `seq`, if it is still in the window."""
-    return next((entry for entry in log if entry.seq == seq), None)
-
-
 def gate(mode: Mode, command: Command, actor: Actor, *, sport: str) -> Refusal | None:
     """The checks every sport shares: the command's sport, operator-only commands, ownership.
 
@@ -215,16 +167,4 @@ def gate(mode: Mode, command: Command, actor: Actor, *, sport: str) -> Refusal |
         return None
     if mode == "provider" and actor != "operator":
         return refuse(RefusalCode.PROVIDER_OWNED, "the data provider owns this match's score")
-    return None
-
-
-def undo_refusal(log: tuple[UndoEntry, ...], target_seq: int) -> Refusal | None:
-    """Only the newest undoable step can be undone; anything older must wait its turn."""
-    if find_entry(log, target_seq) is None:
-        return refuse(RefusalCode.TARGET_NOT_FOUND, f"nothing to undo at seq {target_seq}")
-    if log[-1].seq != target_seq:
-        return refuse(
-            RefusalCode.NOT_LAST,
-            f"only the last change can be undone: undo seq {log[-1].seq} first",
-        )
     return None
