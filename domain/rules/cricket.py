@@ -26,13 +26,11 @@ from domain.rules.commands import (
     CricketInningsEnd,
     CricketInningsStart,
     CricketOverEnd,
-    MatchCommentary,
-    MatchSetMode,
     MatchUndo,
     Touch,
     command_touches,
 )
-from domain.rules.common import IllegalCommand, Lineups, Mode
+from domain.rules.common import Lineups, Mode
 from domain.rules.cricket_checks import check
 from domain.rules.cricket_delivery import apply_ball
 from domain.rules.cricket_state import (
@@ -46,7 +44,7 @@ from domain.rules.cricket_state import (
     Extras,
     InningsScore,
 )
-from domain.rules.undo_log import find_entry, record, restore
+from domain.rules.undo_log import logged_step, undo_touches
 
 
 def initial_state(
@@ -59,8 +57,7 @@ def initial_state(
 def touches(state: CricketState, command: Command) -> frozenset[Touch]:
     """What `command` changes; an undo touches what its target touched."""
     if isinstance(command, MatchUndo):
-        entry = find_entry(state.undo, command.target_seq)
-        return frozenset(entry.touches) if entry is not None else frozenset()
+        return undo_touches(state.undo, command.target_seq)
     return command_touches(command)
 
 
@@ -70,27 +67,15 @@ def step(state: CricketState, command: Command, seq: int) -> CricketState:
     Raises:
         IllegalCommand: `check` refuses the command even for an operator (the caller skipped it).
     """
-    refusal = check(state, command, actor="operator")
-    if refusal is not None:
-        raise IllegalCommand(refusal)
-    if isinstance(command, MatchSetMode):
-        return state.model_copy(update={"mode": command.mode})
-    if isinstance(command, MatchUndo):
-        entry = state.undo[-1]
-        return state.model_copy(update={"game": restore(state.game, entry), "undo": state.undo[:-1]})
-    if isinstance(command, MatchCommentary):
-        return state
-    game = _apply(state.game, command, state.rules)
-    log = record(
-        state.undo,
+    return logged_step(
+        state,
+        command,
+        seq,
+        refusal=check(state, command, actor="operator"),
         window=state.rules.undo_window,
-        seq=seq,
-        code=command.code,
-        touches=touches(state, command),
-        old=state.game,
-        new=game,
+        apply=lambda: _apply(state.game, command, state.rules),
+        touched=lambda: touches(state, command),
     )
-    return state.model_copy(update={"game": game, "undo": log})
 
 
 def _apply(game: CricketGame, command: Command, rules: CricketRules) -> CricketGame:

@@ -20,14 +20,12 @@ from domain.rules.commands import (
     FootballPeriodStart,
     FootballShootoutKick,
     FootballSubstitution,
-    MatchCommentary,
-    MatchSetMode,
     MatchUndo,
     MatchVar,
     Touch,
     command_touches,
 )
-from domain.rules.common import IllegalCommand, Lineups, Mode, Pair
+from domain.rules.common import Lineups, Mode, Pair
 from domain.rules.football_checks import check
 from domain.rules.football_state import (
     Booking,
@@ -42,7 +40,7 @@ from domain.rules.football_state import (
     player_status,
 )
 from domain.rules.football_var import overturned, var_touches
-from domain.rules.undo_log import find_entry, record, restore
+from domain.rules.undo_log import logged_step, undo_touches
 
 
 def initial_state(
@@ -55,8 +53,7 @@ def initial_state(
 def touches(state: FootballState, command: Command) -> frozenset[Touch]:
     """What `command` changes; VAR and undo touch what their target touched."""
     if isinstance(command, MatchUndo):
-        entry = find_entry(state.undo, command.target_seq)
-        return frozenset(entry.touches) if entry is not None else frozenset()
+        return undo_touches(state.undo, command.target_seq)
     if isinstance(command, MatchVar):
         return var_touches(state, command.target_seq)
     return command_touches(command)
@@ -68,32 +65,19 @@ def step(state: FootballState, command: Command, seq: int) -> FootballState:
     Raises:
         IllegalCommand: `check` refuses the command even for an operator (the caller skipped it).
     """
-    refusal = check(state, command, actor="operator")
-    if refusal is not None:
-        raise IllegalCommand(refusal)
-    if isinstance(command, MatchSetMode):
-        return state.model_copy(update={"mode": command.mode})
-    if isinstance(command, MatchUndo):
-        entry = state.undo[-1]
-        return state.model_copy(update={"game": restore(state.game, entry), "undo": state.undo[:-1]})
-    if isinstance(command, MatchCommentary) or (
-        isinstance(command, MatchVar) and command.decision == "confirmed"
-    ):
-        return state
-    game = _apply(state.game, command, seq)
-    log = record(
-        state.undo,
+    return logged_step(
+        state,
+        command,
+        seq,
+        refusal=check(state, command, actor="operator"),
         window=state.rules.undo_window,
-        seq=seq,
-        code=command.code,
-        touches=touches(state, command),
-        old=state.game,
-        new=game,
+        apply=lambda: _apply(state.game, command, seq),
+        touched=lambda: touches(state, command),
     )
-    return state.model_copy(update={"game": game, "undo": log})
 
 
-def _apply(game: FootballGame, command: Command, seq: int) -> FootballGame:
+def _apply(game: FootballGame, command: Command, seq: int) -> FootballGame | None:
+    """The game after `command`; None for a confirmed VAR decision, which changes nothing."""
     update: dict[str, object]
     match command:
         case FootballPeriodStart():
@@ -116,7 +100,7 @@ def _apply(game: FootballGame, command: Command, seq: int) -> FootballGame:
         case FootballCorner():
             update = {"corners": game.corners.add(command.side)}
         case MatchVar():
-            return overturned(game, command.target_seq)
+            return None if command.decision == "confirmed" else overturned(game, command.target_seq)
         case _:  # a missed penalty is logged (and undoable) but changes no count
             update = {}
     return game.model_copy(update=update)
