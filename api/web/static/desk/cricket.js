@@ -1,5 +1,5 @@
 // The cricket pad: the innings as the log tells it (runs, wickets, the over, who is on strike and
-// who bowls — the same folding as domain/rules/cricket.py, so strike rotation shown here is the
+// who bowls — the same folding as domain/rules/cricket_delivery.py, so strike rotation shown here is the
 // server's), and the taps: the ball grid, extras, wickets, over ends with the next bowler, innings.
 
 import { h } from "../shared/dom.js";
