@@ -34,6 +34,7 @@ from domain.cricket.live import CricketLine, line_of
 from domain.moments import MOMENT_ENTRY_KINDS, KeyMoment, entry_moment, moments_of
 from domain.progress import IngestSummary
 from domain.snapshot import Item, MatchState, Snapshot, Stream
+from scoreline.db.fixture_scoreboard import select_fixture_with_scoreboard, stored_board
 from scoreline.db.tables import fixture, match_event, scoreboard, timeline_item
 from scoreline.metrics.instruments import metrics
 from scoreline.outbox.writer import announce
@@ -84,26 +85,18 @@ class IngestStore:
         async with self._engine.connect() as conn:
             row = (
                 await conn.execute(
-                    select(
-                        scoreboard.c.version,
-                        scoreboard.c.state,
-                        scoreboard.c.home_score,
-                        scoreboard.c.away_score,
-                        scoreboard.c.body,
-                        fixture.c.starting_at,
-                        timeline_item.c.trace_id,
+                    select_fixture_with_scoreboard(
+                        *stored_board, fixture.c.starting_at, timeline_item.c.trace_id
                     )
-                    .select_from(
-                        scoreboard.join(fixture, fixture.c.id == scoreboard.c.fixture_id).outerjoin(
-                            timeline_item,
-                            (timeline_item.c.fixture_id == scoreboard.c.fixture_id)
-                            & (timeline_item.c.seq == scoreboard.c.version),
-                        )
+                    .outerjoin(
+                        timeline_item,
+                        (timeline_item.c.fixture_id == scoreboard.c.fixture_id)
+                        & (timeline_item.c.seq == scoreboard.c.version),
                     )
-                    .where(scoreboard.c.fixture_id == fixture_id)
+                    .where(fixture.c.id == fixture_id)
                 )
             ).first()
-            if row is None or row.version <= since:
+            if row is None or row.version is None or row.version <= since:
                 return None
             moments = await _moments_between(conn, fixture_id, since, row.version)
         return IngestSummary(

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from sqlalchemy import BigInteger, ColumnElement, Integer, Row, Select, cast, func, literal, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from scoreline.db.fixture_scoreboard import match_state, select_fixture_with_scoreboard
 from scoreline.db.tables import fixture, match_event, scoreboard, timeline_item
 from scoreline.readmodel.cricket import ball_view, play_of
 from scoreline.readmodel.ordering import (
@@ -39,14 +40,11 @@ MAX_EVENTS_LIMIT = 500
 DEFAULT_MATCHES_LIMIT = 100
 MAX_MATCHES_LIMIT = 500
 
-# The scoreboard is the versioned fold of the log, so its state wins; the fixture's own state
-# covers a match with no log yet. Filtering uses the same expression, so `?state=` agrees with
-# what each listed view says.
-_state = func.coalesce(scoreboard.c.state, fixture.c.state)
 # GREATEST ignores NULLs: a match without a scoreboard takes the fixture's time.
 _updated_at = func.greatest(fixture.c.updated_at, scoreboard.c.updated_at)
 
-_MATCH = select(
+# Filtering uses the same `match_state` the view shows, so `?state=` agrees with each listed view.
+_MATCH = select_fixture_with_scoreboard(
     fixture.c.id,
     fixture.c.name,
     fixture.c.sport,
@@ -56,13 +54,13 @@ _MATCH = select(
     fixture.c.competition,
     fixture.c.league_id,
     fixture.c.season_id,
-    _state.label("state"),
+    match_state.label("state"),
     scoreboard.c.version,
     scoreboard.c.home_score,
     scoreboard.c.away_score,
     scoreboard.c.body.label("board"),
     _updated_at.label("updated_at"),
-).select_from(fixture.outerjoin(scoreboard, scoreboard.c.fixture_id == fixture.c.id))
+)
 
 _EVENT_KEY: tuple[ColumnElement[int], ...] = (
     func.coalesce(cast(match_event.c.minute, Integer), literal(MINUTE_NULL, Integer)),
@@ -88,7 +86,7 @@ async def list_matches(
     _check_limit(limit, MAX_MATCHES_LIMIT)
     statement = _MATCH
     if states is not None:
-        statement = statement.where(_state.in_(sorted(states)))
+        statement = statement.where(match_state.in_(sorted(states)))
     statement = statement.order_by(fixture.c.starting_at.asc().nulls_last(), fixture.c.id).limit(limit)
     return [_match_view(row) for row in await conn.execute(statement)]
 

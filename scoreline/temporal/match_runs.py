@@ -31,7 +31,8 @@ from domain.progress import FixtureSource, MatchProgress
 from domain.rules import Mode
 from domain.snapshot import MatchState
 from domain.states import OVER_STATES, STARTED_STATES
-from scoreline.db.tables import fixture, la_push, scoreboard
+from scoreline.db.fixture_scoreboard import select_fixture_with_scoreboard, stored_board
+from scoreline.db.tables import fixture, la_push
 from scoreline.settings import Settings
 from workflows.match_types import MATCH_WORKFLOW, MatchInput, MatchOptions, MatchOutcome
 
@@ -106,18 +107,9 @@ async def load_facts(engine: AsyncEngine, fixture_id: int) -> MatchFacts | None:
         ).first()
         row = (
             await conn.execute(
-                select(
-                    fixture.c.starting_at,
-                    fixture.c.source,
-                    fixture.c.scoring_mode,
-                    scoreboard.c.version,
-                    scoreboard.c.state,
-                    scoreboard.c.home_score,
-                    scoreboard.c.away_score,
-                    scoreboard.c.body,
-                )
-                .select_from(fixture.outerjoin(scoreboard, scoreboard.c.fixture_id == fixture.c.id))
-                .where(fixture.c.id == fixture_id)
+                select_fixture_with_scoreboard(
+                    fixture.c.starting_at, fixture.c.source, fixture.c.scoring_mode, *stored_board
+                ).where(fixture.c.id == fixture_id)
             )
         ).first()
     if row is None:
