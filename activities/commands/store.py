@@ -41,6 +41,7 @@ from domain.commands import (
 )
 from domain.failures import UnknownFixture
 from scoreline.accounts.desk_fixtures import lineups_of
+from scoreline.db.fixture_scoreboard import select_fixture_with_scoreboard
 from scoreline.db.tables import fixture, scoreboard, timeline_item
 from scoreline.logging import get_logger
 from scoreline.outages import driver_cause
@@ -97,14 +98,9 @@ class CommandStore:
         async with self._engine.connect() as conn:
             row = (
                 await conn.execute(
-                    select(
-                        fixture.c.sport,
-                        fixture.c.scoring_mode,
-                        fixture.c.squads,
-                        scoreboard.c.rule_state,
-                    )
-                    .select_from(fixture.outerjoin(scoreboard, scoreboard.c.fixture_id == fixture.c.id))
-                    .where(fixture.c.id == fixture_id)
+                    select_fixture_with_scoreboard(
+                        fixture.c.sport, fixture.c.scoring_mode, fixture.c.squads, scoreboard.c.rule_state
+                    ).where(fixture.c.id == fixture_id)
                 )
             ).first()
             if row is None:

@@ -16,6 +16,7 @@ from sqlalchemy import Integer, Row, Subquery, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.rules import Mode
+from scoreline.db.fixture_scoreboard import match_state, select_fixture_with_scoreboard
 from scoreline.db.tables import fixture, follow, live_activity, push_attempt, scoreboard
 
 MAX_MATCHES = 500
@@ -58,7 +59,7 @@ async def console_matches(engine: AsyncEngine, limit: int = MAX_MATCHES) -> list
     followers, activities, pushes = _live_activity_counts()
     last_change = func.coalesce(scoreboard.c.updated_at, fixture.c.updated_at)
     statement = (
-        select(
+        select_fixture_with_scoreboard(
             fixture.c.id,
             fixture.c.name,
             fixture.c.sport,
@@ -68,7 +69,7 @@ async def console_matches(engine: AsyncEngine, limit: int = MAX_MATCHES) -> list
             fixture.c.away_team,
             fixture.c.source,
             fixture.c.scoring_mode,
-            func.coalesce(scoreboard.c.state, fixture.c.state).label("state"),
+            match_state.label("state"),
             func.coalesce(scoreboard.c.home_score, 0).label("home_score"),
             func.coalesce(scoreboard.c.away_score, 0).label("away_score"),
             func.coalesce(scoreboard.c.version, 0).label("version"),
@@ -79,12 +80,9 @@ async def console_matches(engine: AsyncEngine, limit: int = MAX_MATCHES) -> list
             func.coalesce(activities.c.ended, 0).cast(Integer).label("ended"),
             func.coalesce(pushes.c.pushes_sent, 0).cast(Integer).label("pushes_sent"),
         )
-        .select_from(
-            fixture.outerjoin(scoreboard, scoreboard.c.fixture_id == fixture.c.id)
-            .outerjoin(followers, followers.c.fixture_id == fixture.c.id)
-            .outerjoin(activities, activities.c.fixture_id == fixture.c.id)
-            .outerjoin(pushes, pushes.c.fixture_id == fixture.c.id)
-        )
+        .outerjoin(followers, followers.c.fixture_id == fixture.c.id)
+        .outerjoin(activities, activities.c.fixture_id == fixture.c.id)
+        .outerjoin(pushes, pushes.c.fixture_id == fixture.c.id)
         .order_by(last_change.desc(), fixture.c.starting_at, fixture.c.id)
         .limit(limit)
     )

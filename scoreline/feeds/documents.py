@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from sqlalchemy import Text, cast, func, literal, select
+from sqlalchemy import Text, cast, literal, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from scoreline.db.fixture_scoreboard import match_state, select_fixture_with_scoreboard
 from scoreline.db.tables import fixture, published_document, scoreboard
 from scoreline.feeds.keys import DocKey, MatchDoc
 from scoreline.feeds.models import (
@@ -74,7 +75,7 @@ async def _all_events(conn: AsyncConnection, fixture_id: int) -> list[EventView]
 async def fixtures_content(conn: AsyncConnection, day: date) -> FixturesContent:
     start = datetime.combine(day, time(), tzinfo=UTC)
     rows = await conn.execute(
-        select(
+        select_fixture_with_scoreboard(
             fixture.c.id,
             fixture.c.name,
             fixture.c.sport,
@@ -84,11 +85,10 @@ async def fixtures_content(conn: AsyncConnection, day: date) -> FixturesContent:
             fixture.c.competition,
             fixture.c.league_id,
             fixture.c.season_id,
-            func.coalesce(scoreboard.c.state, fixture.c.state).label("state"),
+            match_state.label("state"),
             scoreboard.c.home_score,
             scoreboard.c.away_score,
         )
-        .select_from(fixture.outerjoin(scoreboard, scoreboard.c.fixture_id == fixture.c.id))
         .where(fixture.c.starting_at >= start, fixture.c.starting_at < start + timedelta(days=1))
         .order_by(fixture.c.starting_at, fixture.c.id)
     )

@@ -35,6 +35,7 @@ from devkit.soak.stream_check import (
     check_trail,
 )
 from scoreline.db.engine import create_engine
+from scoreline.db.fixture_scoreboard import select_fixture_with_scoreboard
 from scoreline.db.tables import fixture, scoreboard, timeline_item
 
 CONNECT_TIMEOUT = 3.0
@@ -498,9 +499,9 @@ async def load_truths(database_url: str, fixture_ids: set[int]) -> dict[int, Mat
             snapshot = await conn.execution_options(isolation_level="REPEATABLE READ")
             async with snapshot.begin():
                 boards = await snapshot.execute(
-                    select(fixture.c.id, scoreboard.c.version)
-                    .select_from(fixture.outerjoin(scoreboard, scoreboard.c.fixture_id == fixture.c.id))
-                    .where(fixture.c.id.in_(sorted(fixture_ids)))
+                    select_fixture_with_scoreboard(fixture.c.id, scoreboard.c.version).where(
+                        fixture.c.id.in_(sorted(fixture_ids))
+                    )
                 )
                 versions = {int(row.id): int(row.version or 0) for row in boards}
                 logged = await snapshot.execute(
