@@ -127,20 +127,33 @@ def normalise_fixtures(response_data: object) -> list[Snapshot | ProviderPayload
     Raises:
         ProviderPayloadError: the container itself is neither a list nor an envelope.
     """
-    prefix = ""
-    data = response_data
-    if isinstance(response_data, dict):
-        if "data" not in response_data:
-            if "id" not in response_data and "message" in response_data:
-                return []
-            raise ProviderPayloadError("", "expected a list of fixtures or a response envelope", "list_type")
+    items, prefix = listed_fixtures(response_data)
+    return [_result(item, join_path(prefix, str(index)), index) for index, item in enumerate(items)]
+
+
+def listed_fixtures(response_data: object) -> tuple[list[object], str]:
+    """The items of a list answer (either sport) and the path prefix that names them in errors.
+
+    An envelope with a `message` and no `data` is SportMonks' empty result; a single object under
+    `data` is a list of one.
+
+    Raises:
+        ProviderPayloadError: the container itself is neither a list nor an envelope.
+    """
+    if not isinstance(response_data, dict):
+        data: object = response_data
+        prefix = ""
+    elif "data" in response_data:
         data, prefix = response_data["data"], "data"
         if isinstance(data, dict):
-            # A single-object endpoint answered: treat it as a list of one.
             data = [data]
+    elif "id" not in response_data and "message" in response_data:
+        return [], ""
+    else:
+        raise ProviderPayloadError("", "expected a list of fixtures or a response envelope", "list_type")
     if not isinstance(data, list):
         raise ProviderPayloadError(prefix, "expected a list of fixtures", code="list_type")
-    return [_result(item, _join(prefix, str(index)), index) for index, item in enumerate(data)]
+    return data, prefix
 
 
 def _result(item: object, prefix: str, index: int) -> Snapshot | ProviderPayloadError:
@@ -157,12 +170,12 @@ def _guarded(payload: object, prefix: str, index: int | None) -> Snapshot:
             raw = RawFixture.model_validate(payload)
         except ValidationError as exc:
             first = exc.errors(include_url=False, include_input=False, include_context=False)[0]
-            path = _join(prefix, ".".join(str(part) for part in first["loc"]))
+            path = join_path(prefix, ".".join(str(part) for part in first["loc"]))
             raise ProviderPayloadError(path, _reason(first), first["type"], index, fixture_id) from None
         try:
             return _snapshot(raw)
         except _SnapshotError as exc:
-            path = _join(prefix, exc.path)
+            path = join_path(prefix, exc.path)
             raise ProviderPayloadError(path, exc.reason, exc.code, index, fixture_id) from None
     except ProviderPayloadError:
         raise
@@ -386,7 +399,8 @@ def _no_data_reason(envelope: Mapping[object, object]) -> str:
     return "the response has no data"
 
 
-def _join(prefix: str, path: str) -> str:
+def join_path(prefix: str, path: str) -> str:
+    """A dotted error path: `prefix.path`, or whichever of the two is not empty."""
     return f"{prefix}.{path}" if prefix and path else prefix or path
 
 
@@ -394,6 +408,8 @@ __all__ = [
     "INTERNAL_ERROR",
     "ProviderPayloadError",
     "Snapshot",
+    "join_path",
+    "listed_fixtures",
     "normalise_fixture",
     "normalise_fixtures",
 ]

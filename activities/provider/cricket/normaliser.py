@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from activities.provider.cricket.payload import RawBall, RawCricketFixture, RawRuns, RawTeam, ScoreRow
 from activities.provider.cricket.statuses import cricket_state, stumps_day
-from activities.provider.normaliser import INTERNAL_ERROR, ProviderPayloadError
+from activities.provider.normaliser import INTERNAL_ERROR, ProviderPayloadError, join_path, listed_fixtures
 from domain.cricket.board import BOWLER_CREDITED, BallDetail, Dismissal, cricket_fixture_id
 from domain.cricket.scoring import MatchFacts, ReportedInnings, score_match
 from domain.snapshot import Item, ItemType, Participants, Side, Snapshot, Sport, Stream, Team
@@ -74,22 +74,12 @@ def normalise_cricket_fixtures(
     Raises:
         ProviderPayloadError: the container itself is neither a list nor an envelope.
     """
-    data, prefix = response_data, ""
-    if isinstance(response_data, dict):
-        if "data" not in response_data:
-            if "id" not in response_data and "message" in response_data:
-                return []
-            raise ProviderPayloadError("", "expected a list of fixtures or a response envelope", "list_type")
-        data, prefix = response_data["data"], "data"
-        if isinstance(data, dict):
-            data = [data]
-    if not isinstance(data, list):
-        raise ProviderPayloadError(prefix, "expected a list of fixtures", code="list_type")
+    data, prefix = listed_fixtures(response_data)
     table = scores or {}
     results: list[Snapshot | ProviderPayloadError] = []
     for index, item in enumerate(data):
         try:
-            results.append(_guarded(item, table, _join(prefix, str(index)), index))
+            results.append(_guarded(item, table, join_path(prefix, str(index)), index))
         except ProviderPayloadError as error:
             results.append(error)
     return results
@@ -108,7 +98,7 @@ def parse_score_rows(payload: object) -> dict[int, ScoreRow]:
         raise ProviderPayloadError(prefix, "expected a list of score rows", code="list_type")
     table: dict[int, ScoreRow] = {}
     for index, row in enumerate(rows):
-        parsed = _validated(ScoreRow, row, _join(prefix, str(index)), None, None)
+        parsed = _validated(ScoreRow, row, join_path(prefix, str(index)), None, None)
         table[parsed.id] = parsed
     return table
 
@@ -133,7 +123,7 @@ def _validated(
         return model.model_validate(payload)
     except ValidationError as exc:
         first = exc.errors(include_url=False, include_input=False, include_context=False)[0]
-        path = _join(prefix, ".".join(str(part) for part in first["loc"]))
+        path = join_path(prefix, ".".join(str(part) for part in first["loc"]))
         # pydantic would name our internal Raw* class; the provider's shape is what matters.
         reason = "Input should be an object" if first["type"] == "model_type" else first["msg"]
         raise ProviderPayloadError(
@@ -346,10 +336,6 @@ def _fixture_id(payload: object) -> int | None:
         if type(value) is int and value > 0:
             return value
     return None
-
-
-def _join(prefix: str, path: str) -> str:
-    return f"{prefix}.{path}" if prefix and path else prefix or path
 
 
 __all__ = [
