@@ -26,6 +26,22 @@ stored_board: tuple[ColumnElement[Any], ...] = (
 )
 """Where the match's log stands and what it adds up to: all NULL before its first entry."""
 
+match_listing: tuple[ColumnElement[Any], ...] = (
+    fixture.c.id,
+    fixture.c.name,
+    fixture.c.sport,
+    fixture.c.starting_at,
+    fixture.c.home_team,
+    fixture.c.away_team,
+    fixture.c.competition,
+    fixture.c.league_id,
+    fixture.c.season_id,
+    match_state.label("state"),
+    scoreboard.c.home_score,
+    scoreboard.c.away_score,
+)
+"""What every list of matches shows of each: who, when, in what competition, its state and score."""
+
 
 def select_fixture_with_scoreboard(*columns: ColumnElement[Any]) -> Select[Any]:
     """`columns` of every fixture, left-joined to its scoreboard (NULL until the first entry)."""

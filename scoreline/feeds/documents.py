@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Text, cast, literal, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from scoreline.db.fixture_scoreboard import match_state, select_fixture_with_scoreboard
+from scoreline.db.fixture_scoreboard import match_listing, select_fixture_with_scoreboard
 from scoreline.db.tables import fixture, published_document, scoreboard
 from scoreline.feeds.keys import DocKey, MatchDoc
 from scoreline.feeds.models import (
@@ -75,20 +75,7 @@ async def _all_events(conn: AsyncConnection, fixture_id: int) -> list[EventView]
 async def fixtures_content(conn: AsyncConnection, day: date) -> FixturesContent:
     start = datetime.combine(day, time(), tzinfo=UTC)
     rows = await conn.execute(
-        select_fixture_with_scoreboard(
-            fixture.c.id,
-            fixture.c.name,
-            fixture.c.sport,
-            fixture.c.starting_at,
-            fixture.c.home_team,
-            fixture.c.away_team,
-            fixture.c.competition,
-            fixture.c.league_id,
-            fixture.c.season_id,
-            match_state.label("state"),
-            scoreboard.c.home_score,
-            scoreboard.c.away_score,
-        )
+        select_fixture_with_scoreboard(*match_listing)
         .where(fixture.c.starting_at >= start, fixture.c.starting_at < start + timedelta(days=1))
         .order_by(fixture.c.starting_at, fixture.c.id)
     )

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from sqlalchemy import BigInteger, ColumnElement, Integer, Row, Select, cast, func, literal, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from scoreline.db.fixture_scoreboard import match_state, select_fixture_with_scoreboard
+from scoreline.db.fixture_scoreboard import match_listing, match_state, select_fixture_with_scoreboard
 from scoreline.db.tables import fixture, match_event, scoreboard, timeline_item
 from scoreline.readmodel.cricket import ball_view, play_of
 from scoreline.readmodel.ordering import (
@@ -45,19 +45,8 @@ _updated_at = func.greatest(fixture.c.updated_at, scoreboard.c.updated_at)
 
 # Filtering uses the same `match_state` the view shows, so `?state=` agrees with each listed view.
 _MATCH = select_fixture_with_scoreboard(
-    fixture.c.id,
-    fixture.c.name,
-    fixture.c.sport,
-    fixture.c.starting_at,
-    fixture.c.home_team,
-    fixture.c.away_team,
-    fixture.c.competition,
-    fixture.c.league_id,
-    fixture.c.season_id,
-    match_state.label("state"),
+    *match_listing,
     scoreboard.c.version,
-    scoreboard.c.home_score,
-    scoreboard.c.away_score,
     scoreboard.c.body.label("board"),
     _updated_at.label("updated_at"),
 )
