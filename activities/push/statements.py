@@ -40,8 +40,9 @@ WITH due AS (
            due.alert_marked_at > now() - make_interval(secs => :grace) AS in_grace,
            -- In doubt, only what the lost request carried is dropped: a newer alert never went.
            due.alert_marked_at IS NOT NULL AND due.alert_stamp <= due.alert_marked_stamp AS lost,
-           due.alert_stamp IS NOT NULL
-               AND (a.stale_date IS NULL OR a.stale_date <= extract(epoch FROM now())) AS expired
+           -- A push committed since this statement began is not seen here, although its locked
+           -- row may already name it: a push not found is not expired.
+           COALESCE(a.stale_date <= extract(epoch FROM now()), false) AS expired
     FROM due LEFT JOIN la_push a ON a.fixture_id = due.fixture_id AND a.stamp = due.alert_stamp
 ), decided AS (
     SELECT seen.*,
