@@ -160,11 +160,14 @@ async def test_a_burst_of_changes_becomes_one_version(
         await score(log, 2, 0)
         await score(log, 2, 1)
         await eventually(lambda: _home_score_is(engine, MATCH, 2))
-        await asyncio.sleep(1.5)  # a second version would be due by now
+        # A later change, built after anything the burst could still have made.
+        await score(log, 3, 1)
+        await eventually(lambda: _home_score_is(engine, MATCH, 3))
     saved = await versions(engine, f"match/{MATCH}")
     assert [v["body"]["scoreboard"]["score"] for v in saved] == [
         {"home": 1, "away": 0},
         {"home": 2, "away": 1},
+        {"home": 3, "away": 1},
     ]
 
 
