@@ -218,6 +218,16 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
 
 
 @pytest.fixture
+async def db(database_url: str) -> AsyncIterator[asyncpg.Connection]:
+    """A plain connection on this test's database, for seeding rows and reading outcomes."""
+    connection = await asyncpg.connect(asyncpg_dsn(database_url))
+    try:
+        yield connection
+    finally:
+        await connection.close()
+
+
+@pytest.fixture
 async def redis(redis_url: str) -> AsyncIterator[aioredis.Redis]:
     """A client on this test's Redis database."""
     client = aioredis.Redis.from_url(redis_url)

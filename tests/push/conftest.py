@@ -10,13 +10,11 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import timedelta
 
-import asyncpg
 import pytest
 import pytest_asyncio
 
 from activities.push.apns import ApnsClient, ApnsConfig
 from activities.push.drain import DrainConfig
-from scoreline.db.urls import asyncpg_dsn
 from scoreline.settings import Settings
 from tests.push.simulator import PushSim, running_push_sim
 
@@ -89,13 +87,3 @@ async def apns_client(push_settings: Settings) -> AsyncIterator[ApnsClient]:
         yield client
     finally:
         await client.aclose()
-
-
-@pytest_asyncio.fixture
-async def db(database_url: str) -> AsyncIterator[asyncpg.Connection]:
-    """A plain connection for seeding rows and reading outcomes."""
-    connection = await asyncpg.connect(asyncpg_dsn(database_url))
-    try:
-        yield connection
-    finally:
-        await connection.close()

@@ -5,14 +5,10 @@ The purged-fixture push test reuses the push tests' APNs simulator and drainer f
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import asyncpg
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from activities.retention import RetentionActivities
-from scoreline.db.urls import asyncpg_dsn
 from scoreline.settings import Settings
 
 # Fixtures, registered by importing them (pytest_plugins is only honoured in the root conftest).
@@ -23,16 +19,6 @@ from tests.push.conftest import (  # noqa: F401 - pytest finds fixtures by name
     push_sim_session,
     sim,
 )
-
-
-@pytest.fixture
-async def db(database_url: str) -> AsyncIterator[asyncpg.Connection]:
-    """A plain connection for seeding rows and reading what is left."""
-    connection = await asyncpg.connect(asyncpg_dsn(database_url))
-    try:
-        yield connection
-    finally:
-        await connection.close()
 
 
 @pytest.fixture
