@@ -15,11 +15,11 @@ from activities.ingest.store import IngestStore
 from activities.provider.client import SportMonksClient
 from activities.provider.cricket.client import CricketClient
 from activities.provider.errors import ProviderError
+from domain.fixture_sync import DueFixture, DueFixtures, FixtureSyncInput
 from domain.snapshot import MatchState, Snapshot
 from domain.states import OVER_STATES
 from scoreline.logging import get_logger
 from scoreline.temporal.match_runs import MatchRuns
-from workflows.fixture_sync_types import DueFixture, DueFixtures, FixtureSyncInput
 
 log = get_logger(__name__)
 

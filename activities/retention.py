@@ -45,10 +45,10 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from temporalio import activity
 
+from domain.retention import PurgeInput, PurgeResult, RetentionTable
 from domain.states import OVER_STATES
 from scoreline.devices.mailbox import PUSH_LOCK_CLASS
 from scoreline.logging import get_logger
-from workflows.retention_types import PurgeInput, PurgeResult, RetentionTable
 
 log = get_logger(__name__)
 

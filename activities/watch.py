@@ -40,6 +40,7 @@ from activities.provider.client import SportMonksClient
 from activities.provider.errors import ProviderBudgetSpent, ProviderError
 from activities.watched import WatchedMatches
 from domain.cricket.board import cricket_provider_id
+from domain.match_run import FetchInput, Source, WatchInput, WatchResult
 from domain.progress import IngestSummary
 from domain.snapshot import Snapshot
 from domain.states import OVERNIGHT_STATES, PLAYING_STATES
@@ -48,7 +49,6 @@ from scoreline.metrics.instruments import metrics
 from scoreline.readmodel.cache import rebuild as rebuild_cache
 from scoreline.readmodel.cache import refresh as refresh_cache
 from scoreline.tracing import bound_trace, current_trace_id
-from workflows.match_types import FetchInput, Source, WatchInput, WatchResult
 
 log = get_logger(__name__)
 

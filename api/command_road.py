@@ -23,11 +23,11 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from domain.commands import KEY_REUSED, CommandAnswer, CommandRequest, Outcome
 from domain.failures import UNKNOWN_FIXTURE, UnknownFixture
+from domain.match_run import SUBMIT
 from domain.rules import COMMAND_SHAPE_ERROR
 from scoreline.readmodel.commands import lookup
 from scoreline.settings import Settings
 from scoreline.temporal.match_runs import MatchRuns, match_workflow_id
-from workflows.match_types import SUBMIT
 
 
 class WorkflowRefused(Exception):

@@ -25,10 +25,10 @@ from temporalio.client import (
     ScheduleUpdateInput,
 )
 
+from domain.fixture_sync import FixtureSyncInput
 from scoreline.logging import get_logger
 from scoreline.settings import Settings
 from workflows.fixture_sync import FixtureSyncWorkflow
-from workflows.fixture_sync_types import FixtureSyncInput
 from workflows.retention import RetentionInput, RetentionWorkflow
 
 log = get_logger(__name__)

@@ -15,7 +15,7 @@ from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from activities.fixture_sync import FixtureSyncActivities
-    from workflows.fixture_sync_types import FixtureSyncInput
+    from domain.fixture_sync import FixtureSyncInput
 
 
 class FixtureSyncResult(BaseModel):

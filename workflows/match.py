@@ -52,14 +52,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.watch import WatchActivities
     from domain.commands import CommandAnswer, CommandRequest
     from domain.cricket.board import cricket_provider_id
-    from domain.progress import IngestSummary, MatchProgress
-    from domain.push_plan import end_push
-    from domain.rules import COMMAND_SHAPE_ERROR, CommandShapeError, parse_command
-    from domain.snapshot import MatchState
-    from domain.states import OVER_STATES, STARTED_STATES
-    from workflows.match_desk import DeskCommands
-    from workflows.match_pushes import PushQueue
-    from workflows.match_types import (
+    from domain.match_run import (
         MATCH_WORKFLOW,
         SUBMIT,
         FetchInput,
@@ -70,6 +63,13 @@ with workflow.unsafe.imports_passed_through():
         WatchInput,
         WatchResult,
     )
+    from domain.progress import IngestSummary, MatchProgress
+    from domain.push_plan import end_push
+    from domain.rules import COMMAND_SHAPE_ERROR, CommandShapeError, parse_command
+    from domain.snapshot import MatchState
+    from domain.states import OVER_STATES, STARTED_STATES
+    from workflows.match_desk import DeskCommands
+    from workflows.match_pushes import PushQueue
 
 FETCH_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=2), maximum_interval=timedelta(minutes=1), maximum_attempts=20

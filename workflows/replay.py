@@ -17,7 +17,7 @@ from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from activities.watch import WatchActivities
-    from workflows.match_types import FetchInput
+    from domain.match_run import FetchInput
 
 
 class ReplayInput(BaseModel):

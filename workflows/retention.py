@@ -25,7 +25,7 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from activities.retention import RetentionActivities
-    from workflows.retention_types import PurgeInput, RetentionTable
+    from domain.retention import PurgeInput, RetentionTable
 
 DAY = 86_400.0
 

@@ -15,10 +15,10 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from activities.ingest.plan import Amendment, EventKey, IngestPlan, KnownEvent, body_hash, item_body
+from domain.match_run import Source
 from domain.moments import KeyMoment, entry_moment
 from domain.snapshot import Item, Stream
 from scoreline.db.tables import match_event, timeline_item
-from workflows.match_types import Source
 
 
 class LogWriter:

@@ -20,6 +20,7 @@ from activities.ingest.log_writer import LogWriter, apply_plan, load_known
 from activities.ingest.plan import Board, IngestPlan, plan
 from activities.ingest.scoreboard_rows import keep_ball_facts, load_board, store_board, stored_line
 from domain.cricket.live import line_of
+from domain.match_run import Source
 from domain.moments import MOMENT_ENTRY_KINDS, KeyMoment, moments_of
 from domain.progress import IngestSummary
 from domain.snapshot import MatchState, Snapshot
@@ -27,7 +28,6 @@ from scoreline.db.fixture_scoreboard import select_fixture_with_scoreboard, stor
 from scoreline.db.tables import fixture, scoreboard, timeline_item
 from scoreline.metrics.instruments import metrics
 from scoreline.outbox.writer import announce
-from workflows.match_types import Source
 
 
 class IngestStore:

@@ -27,6 +27,7 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from domain.failures import UnknownFixture
+from domain.match_run import MATCH_WORKFLOW, MatchInput, MatchOptions, MatchOutcome
 from domain.progress import FixtureSource, MatchProgress
 from domain.rules import Mode
 from domain.snapshot import MatchState
@@ -34,7 +35,6 @@ from domain.states import OVER_STATES, STARTED_STATES
 from scoreline.db.fixture_scoreboard import select_fixture_with_scoreboard, stored_board
 from scoreline.db.tables import fixture, la_push
 from scoreline.settings import Settings
-from workflows.match_types import MATCH_WORKFLOW, MatchInput, MatchOptions, MatchOutcome
 
 REUSE_POLICY = WorkflowIDReusePolicy.ALLOW_DUPLICATE
 

@@ -16,11 +16,11 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 
 from domain.commands import CommandAnswer
+from domain.match_run import SUBMIT
 from domain.rules import COMMAND_SHAPE_ERROR
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.temporal.match_runs import match_workflow_id
 from tests.commands.harness import Road
-from workflows.match_types import SUBMIT
 
 NO_WEDGE_S = 10
 """Longer than the road's answer timeout (3 s): a wedged desk would have answered `try_again` by now."""

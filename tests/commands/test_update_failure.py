@@ -7,11 +7,11 @@ import random
 from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy
 
+from domain.match_run import MatchInput
 from scoreline.settings import Settings
 from scoreline.temporal.match_runs import match_options, match_workflow_id
 from tests.commands.harness import Road
 from workflows.match import MatchWorkflow
-from workflows.match_types import MatchInput
 
 
 async def test_a_running_match_whose_fixture_row_is_gone_answers_404_json(

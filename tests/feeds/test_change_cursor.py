@@ -12,6 +12,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from activities.retention import RetentionActivities
+from domain.retention import RetentionTable
 from scoreline.feeds.partner_delay import set_partner_delay
 from scoreline.settings import Settings
 from tests.feeds.changes import PREMIER_LEAGUE
@@ -19,7 +20,6 @@ from tests.feeds.conftest import Keys, serving
 from tests.feeds.partner_matches import match_in
 from tests.retention.rows import AGES
 from tests.support.waiting import eventually
-from workflows.retention_types import RetentionTable
 
 CHANGES = "/v1/feeds/changes"
 OTHER = PREMIER_LEAGUE + 1

@@ -20,7 +20,7 @@ ROOT = Path(__file__).parents[2]
 
 def test_the_api_process_loads_no_worker_code() -> None:
     """Not even through another module: starting the app imports no `activities`, `workers` or
-    `devkit` module (the API reaches match runs through `workflows.match_types`, not the workflow;
+    `devkit` module (the API reaches match runs through `domain.match_run`, not the workflow;
     production has no devkit)."""
     probe = (
         "import sys, api.app, scoreline.temporal.match_runs; "

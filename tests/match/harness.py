@@ -11,13 +11,13 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.service import RPCError
 
 from activities.ingest.store import IngestStore
+from domain.match_run import MatchOutcome
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.settings import Settings
 from scoreline.temporal.match_runs import MatchRuns, match_workflow_id
 from tests.support.provider import TOKEN
 from workers.dependencies import worker_dependencies
 from workflows.match import MatchWorkflow
-from workflows.match_types import MatchOutcome
 
 FAST = {
     "poll_interval_live": timedelta(milliseconds=50),

@@ -22,6 +22,7 @@ from temporalio.client import Client, WorkflowHandle
 
 from devkit.soak.provider_check import innings_outcome
 from domain.cricket.board import cricket_fixture_id
+from domain.match_run import MatchOutcome
 from domain.snapshot import MatchState
 from scoreline.settings import Settings
 from scoreline.temporal.match_runs import match_workflow_id
@@ -38,7 +39,6 @@ from tests.support.replay import assert_replays, replays_and_keep
 from tests.support.waiting import eventually
 from tests.support.worker import running_worker
 from workflows.match import MatchWorkflow
-from workflows.match_types import MatchOutcome
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -13,12 +13,12 @@ from temporalio.testing import ActivityEnvironment
 from activities.ingest.store import IngestStore
 from activities.provider.cricket.normaliser import normalise_cricket_fixture
 from activities.watch import PollingConfig, WatchActivities
+from domain.match_run import WatchInput
 from domain.snapshot import MatchState
 from scoreline.settings import Settings
 from tests.match.cricket import cricket_settings, recorded_lines
 from tests.support.provider import running_provider
 from workers.dependencies import worker_dependencies
-from workflows.match_types import WatchInput
 
 NAME = "cricket-test-two-days"
 HEARTBEAT_TIMEOUT = timedelta(milliseconds=600)

@@ -22,6 +22,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError
 
 from activities.ingest.store import IngestStore
+from domain.fixture_sync import FixtureSyncInput
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.settings import Settings
 from scoreline.temporal.match_runs import match_workflow_id
@@ -30,7 +31,6 @@ from tests.match.harness import fast_settings
 from tests.support.provider import Provider, running_provider
 from tests.support.worker import running_worker, worker_dependencies
 from workflows.fixture_sync import FixtureSyncWorkflow
-from workflows.fixture_sync_types import FixtureSyncInput
 from workflows.replay import ReplayFixtureWorkflow, ReplayInput
 
 pytestmark = pytest.mark.timeout(120)

@@ -16,6 +16,7 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
+from domain.fixture_sync import FixtureSyncInput
 from scoreline.settings import Settings
 from scoreline.temporal.match_runs import match_workflow_id
 from tests.commands.harness import road_settings, running_api
@@ -25,7 +26,6 @@ from tests.support.provider import expected, line_times, running_provider
 from tests.support.replay import replays_and_keep
 from tests.support.worker import running_worker
 from workflows.fixture_sync import FixtureSyncResult, FixtureSyncWorkflow
-from workflows.fixture_sync_types import FixtureSyncInput
 from workflows.match import MatchWorkflow
 
 pytestmark = pytest.mark.timeout(180)

@@ -11,6 +11,7 @@ import asyncpg
 import pytest
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHistory
 
+from domain.fixture_sync import FixtureSyncInput
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.settings import Settings
 from scoreline.temporal.match_runs import match_workflow_id
@@ -19,7 +20,6 @@ from tests.support.provider import expected, line_times, running_provider
 from tests.support.replay import HISTORIES, assert_replays
 from tests.support.worker import running_worker
 from workflows.fixture_sync import FixtureSyncResult, FixtureSyncWorkflow
-from workflows.fixture_sync_types import FixtureSyncInput
 from workflows.match import MatchWorkflow
 from workflows.replay import ReplayFixtureWorkflow, ReplayInput
 

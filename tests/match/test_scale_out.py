@@ -24,6 +24,7 @@ from temporalio.client import Client, WorkflowHandle
 
 from activities.ingest.store import IngestStore
 from devkit.simulators.provider.recording_file import read_recording
+from domain.match_run import MatchOutcome
 from scoreline.settings import Settings
 from scoreline.temporal.match_runs import MatchRuns, match_workflow_id
 from tests.match.harness import end_leftover_run, fast_settings, stored_outcome
@@ -31,7 +32,6 @@ from tests.support.provider import expected, line_times, recording, running_prov
 from tests.support.worker import WorkerProcess, own_redis, worker_processes
 from workers.dependencies import worker_dependencies
 from workflows.match import MatchWorkflow
-from workflows.match_types import MatchOutcome
 
 pytestmark = pytest.mark.timeout(240)
 

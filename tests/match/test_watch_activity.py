@@ -21,12 +21,12 @@ from activities.provider.client import SportMonksClient
 from activities.provider.normaliser import normalise_fixture
 from activities.watch import PollingConfig, WatchActivities
 from devkit.devstack.ports import free_port
+from domain.match_run import WatchInput
 from domain.moments import KeyMoment
 from domain.snapshot import Snapshot
 from scoreline.settings import Settings
 from tests.support.provider import TOKEN, recording, running_provider
 from workers.dependencies import worker_dependencies
-from workflows.match_types import WatchInput
 
 FIXTURE_ID = 81000001
 KICKOFF, FIRST_GOAL = 120.0, 830.0

@@ -12,11 +12,11 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.ingest.store import IngestStore
 from activities.watch import PollingConfig, WatchActivities
+from domain.match_run import WatchInput
 from scoreline.settings import Settings
 from tests.match.test_watch_activity import FIXTURE_ID, KICKOFF, line
 from tests.support.provider import TOKEN, running_provider
 from workers.dependencies import worker_dependencies
-from workflows.match_types import WatchInput
 
 
 async def test_an_unchanged_poll_still_counts_as_polled(settings: Settings) -> None:

@@ -17,6 +17,7 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from domain.match_run import MatchInput
 from scoreline.settings import Settings
 from scoreline.temporal.match_runs import match_workflow_id
 from tests.commands.harness import road_settings, running_api, spread_fixture_ids
@@ -28,7 +29,6 @@ from tests.support.replay import replays_and_keep
 from tests.support.waiting import eventually
 from tests.support.worker import running_worker
 from workflows.match import MatchWorkflow
-from workflows.match_types import MatchInput
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -7,10 +7,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.testing import ActivityEnvironment
 
 from activities.retention import RetentionActivities
+from domain.retention import PurgeInput, PurgeResult, RetentionTable
 from scoreline.feeds.published import latest_version, publish
 from tests.retention import rows
 from tests.retention.rows import AGES, older_than
-from workflows.retention_types import PurgeInput, PurgeResult, RetentionTable
 
 
 async def purge(

@@ -11,11 +11,11 @@ from activities.push.publish import publish
 from activities.retention import RetentionActivities
 from domain.moments import KeyMoment
 from domain.pushes import LiveState, Published, PushInput
+from domain.retention import RetentionTable
 from scoreline.devices.store import report_activity_token
 from tests.push import seed
 from tests.push.simulator import PushSim
 from tests.retention.rows import AGES, older_than
-from workflows.retention_types import RetentionTable
 
 ROUTINE_INTERVAL = 60.0
 GOAL = PushInput(

@@ -6,11 +6,11 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from activities.retention import RetentionActivities
+from domain.retention import RetentionTable
 from scoreline.feeds.partners import create_partner
 from tests.readmodel.rows import MatchLog
 from tests.retention.rows import AGES, FIXTURE_ID
 from tests.webhooks import delivery_rows
-from workflows.retention_types import RetentionTable
 
 ATTEMPT_AGE = AGES.webhook_attempt_age_seconds
 MESSAGE_AGE = AGES.outbox_age_seconds

@@ -1,10 +1,10 @@
-"""The match workflow's contract: its names, its input and outcome, and its watch's messages.
+"""The messages of a match run (`match-{fixture_id}`): its names, its input and outcome, its watch's.
 
-Light on purpose: the API and `scoreline.temporal.match_runs` start and reach `match-{id}` runs
-through these names and types without importing the workflow (and with it the activity classes
-it calls). Everything here goes into Temporal history, so it stays compact: counts, versions and a
-few short strings, never a provider payload. Fields are only ever added, with defaults, so old
-histories keep decoding.
+Pure pydantic, safe to import in a workflow. The API and `scoreline.temporal.match_runs` start and
+reach the runs through these names and types without importing the workflow (and with it the
+activity classes it calls); the watch and ingest activities take and return them. Everything here
+goes into Temporal history, so it stays compact: counts, versions and a few short strings, never a
+provider payload. Fields are only ever added, with defaults, so old histories keep decoding.
 """
 
 from __future__ import annotations
