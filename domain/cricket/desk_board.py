@@ -1,6 +1,6 @@
 """The `CricketBoard` of a desk-scored match, from its rule state.
 
-A provider's board is folded from its balls (`domain.cricket.scoring`); a desk's rule state
+A provider's board is folded from its balls (`domain.cricket_scoring`); a desk's rule state
 already holds the running figures (`domain.rules.cricket.CricketGame`), so its board is read off
 them instead, with the same meaning field for field: every output (read view, feed, push) then
 shows a club match scored by a desk exactly like a provider's match.

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from devkit.simulators.provider.config import BUNDLED_RECORDINGS_DIR
-from devkit.simulators.provider.cricket.timemap import format_datetime, parse_datetime
+from devkit.simulators.provider.cricket_timemap import format_datetime, parse_datetime
 from tests.provider_sim.conftest import TOKEN, RunningSim, StartSim
 
 T20 = BUNDLED_RECORDINGS_DIR / "cricket-t20.jsonl.gz"

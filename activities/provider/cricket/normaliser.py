@@ -6,7 +6,7 @@ side-effect-free (it can run inside a Temporal workflow), and whatever the input
 
 Each provider ball becomes one item of the `balls` stream carrying a `BallDetail`, with the
 arithmetic of cricket.md §1/§4 (the provider's `runs` include no-ball penalties and wides but not
-byes or leg-byes); the board is folded from those balls by `domain.cricket.scoring`.
+byes or leg-byes); the board is folded from those balls by `domain.cricket_scoring`.
 
 Stdlib, pydantic and project modules only.
 """
@@ -22,7 +22,7 @@ from activities.provider.cricket.payload import RawBall, RawCricketFixture, RawR
 from activities.provider.cricket.statuses import cricket_state, stumps_day
 from activities.provider.normaliser import INTERNAL_ERROR, ProviderPayloadError, join_path, listed_fixtures
 from domain.cricket.board import BOWLER_CREDITED, BallDetail, Dismissal, cricket_fixture_id
-from domain.cricket.scoring import MatchFacts, ReportedInnings, score_match
+from domain.cricket_scoring import MatchFacts, ReportedInnings, score_match
 from domain.snapshot import Item, ItemType, Participants, Side, Snapshot, Sport, Stream, Team
 
 _Model = TypeVar("_Model", bound=BaseModel)

@@ -8,7 +8,7 @@ import pytest
 
 from activities.provider.cricket.normaliser import normalise_cricket_fixture
 from domain.cricket.board import CricketBoard
-from domain.cricket.scoring import MatchFacts, score_match
+from domain.cricket_scoring import MatchFacts, score_match
 from domain.snapshot import MatchState, Snapshot
 from tests.normaliser.cricket.samples import AWAY, HOME, ball, fixture, runs_row
 

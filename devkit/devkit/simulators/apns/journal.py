@@ -2,7 +2,7 @@
 
 Tests and developers assert on this instead of on a phone. The record list is bounded so a long
 dev session cannot grow without limit; the counters cover everything since the last reset. A
-`JournalFile`, when given, gets every record as well (a soak checks all of them).
+`RecordSink` (the soak's `JournalFile`), when given, gets every record as well.
 """
 
 from __future__ import annotations
@@ -10,12 +10,9 @@ from __future__ import annotations
 import time
 from collections import Counter, deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from devkit.simulators.apns.provider_token import TokenClaims
-
-if TYPE_CHECKING:
-    from devkit.simulators.apns.journal_file import JournalFile
 
 _RATE_WINDOW_S = 10.0
 
@@ -76,10 +73,18 @@ class JournalStats:
     since: float
 
 
+class RecordSink(Protocol):
+    """Where every record goes besides the bounded list (a soak checks all of them)."""
+
+    def push(self, record: PushRecord) -> None: ...
+
+    def unregister(self, token: str, timestamp_ms: int, after_seq: int) -> None: ...
+
+
 class Journal:
     """Bounded record of answered pushes with counters that survive eviction."""
 
-    def __init__(self, capacity: int = 10_000, file: JournalFile | None = None) -> None:
+    def __init__(self, capacity: int = 10_000, file: RecordSink | None = None) -> None:
         self._file = file
         self._records: deque[PushRecord] = deque(maxlen=capacity)
         self._recent: deque[float] = deque()

@@ -28,7 +28,7 @@ from typing import IO, Any, Literal, cast
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
-from devkit.simulators.provider.cricket.timemap import CricketTimeMap
+from devkit.simulators.provider.cricket_timemap import CricketTimeMap
 from devkit.simulators.provider.faults import FaultSpec
 from devkit.simulators.provider.recording_file import GZIP_MAGIC
 from devkit.simulators.provider.timemap import TimeMap

@@ -5,7 +5,7 @@ throttling happen in front of the API (a load balancer does not check tokens), s
 then the token and the hourly budget; then the body, which a faulty backend may garble on its way
 out. Every request counts in the stats, whatever it was answered with.
 
-`serve` is Football v3's answer; Cricket v2's (`cricket/serving.py`) goes through the same
+`serve` is Football v3's answer; Cricket v2's (`cricket_serving.py`) goes through the same
 `before_api` and `send_body`, with its own token check, budget and bodies.
 """
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from devkit.simulators.provider.cricket.timemap import parse_datetime
+from devkit.simulators.provider.cricket_timemap import parse_datetime
 from devkit.simulators.provider.recording import Recording, RecordingError
 
 NOT_STARTED_STATUSES = frozenset({"NS", "Delayed"})

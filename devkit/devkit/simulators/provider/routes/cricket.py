@@ -12,7 +12,7 @@ from fastapi import APIRouter, Request, Response
 from devkit.simulators.provider.cricket.envelope import CricketFound, CricketOutcome, not_found, paginate
 from devkit.simulators.provider.cricket.filters import FixtureFilter, sort_order
 from devkit.simulators.provider.cricket.replay import CricketTrack
-from devkit.simulators.provider.cricket.serving import CricketView, serve_cricket
+from devkit.simulators.provider.cricket_serving import CricketView, serve_cricket
 from devkit.simulators.provider.deps import SimulatorDep
 from devkit.simulators.provider.endpoints import CRICKET_API_PREFIX
 from devkit.simulators.provider.envelope import ApiError

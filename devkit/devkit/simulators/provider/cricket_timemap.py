@@ -1,6 +1,6 @@
 """Map the times inside a recorded cricket fixture onto the replay's real time.
 
-The mapping is football's (`clock_zero + (recorded - start) / speed`, see `..timemap`), on Cricket
+The mapping is football's (`clock_zero + (recorded - start) / speed`, see `timemap`), on Cricket
 v2's ISO form (`2024-03-22T14:30:00.000000Z`). Mapped are `starting_at` and the `updated_at` of the
 match's own rows (the fixture, balls, runs, battings, bowlings, scoreboards): a ball's `updated_at`
 is when the provider last touched it, so it must move with the replay. Teams', players' and
@@ -32,7 +32,7 @@ def format_datetime(epoch: float) -> str:
 
 @dataclass(frozen=True)
 class CricketTimeMap:
-    """The mapping for one recording at one moment (attributes as `..timemap.TimeMap`)."""
+    """The mapping for one recording at one moment (attributes as `timemap.TimeMap`)."""
 
     origin: float
     clock_zero: float

@@ -23,7 +23,7 @@ from starlette.responses import Response
 from devkit.simulators.provider.cricket.envelope import CricketOutcome, too_many_attempts_body
 from devkit.simulators.provider.cricket.includes import CricketInclude
 from devkit.simulators.provider.cricket.replay import CricketTrack
-from devkit.simulators.provider.cricket.timemap import CricketTimeMap
+from devkit.simulators.provider.cricket_timemap import CricketTimeMap
 from devkit.simulators.provider.endpoints import CricketEndpoint
 from devkit.simulators.provider.envelope import ApiError, unauthenticated_body
 from devkit.simulators.provider.fault_book import Activation
