@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import redis.asyncio as aioredis
-from pydantic import BaseModel
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio import activity
 
+from domain.probe import ProbeResult
 from scoreline.logging import get_logger
 
 log = get_logger(__name__)
-
-
-class ProbeResult(BaseModel):
-    postgres: str
-    redis: str
-
-    @property
-    def ok(self) -> bool:
-        return self.postgres == "ok" and self.redis == "ok"
 
 
 class ProbeActivities:

@@ -45,12 +45,12 @@ from bench._common import (
     temporal_server,
     wait_until_quiet,
 )
-from domain.retention import RetentionTable
+from domain.retention import RetentionInput, RetentionResult, RetentionTable
 from domain.snapshot import Item, ItemType, MatchState, Snapshot, Sport, Stream
 from scoreline.db.engine import create_engine
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.logging import configure_logging
-from workflows.retention import RetentionInput, RetentionResult, RetentionWorkflow
+from workflows.retention import RetentionWorkflow
 
 GOAL = (
     "a retention job deletes in batches what is older than its age, never holding a long lock; "

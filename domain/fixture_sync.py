@@ -1,4 +1,4 @@
-"""The messages of the fixture sync: its window, and the fixtures its listing found due."""
+"""The messages of the fixture sync: its window, the fixtures its listing found due, its result."""
 
 from __future__ import annotations
 
@@ -32,3 +32,13 @@ class DueFixtures(BaseModel):
 
     fixtures_seen: int
     due: tuple[DueFixture, ...]
+
+
+class FixtureSyncResult(BaseModel):
+    """What one run of FixtureSyncWorkflow listed, found due and started."""
+
+    model_config = ConfigDict(frozen=True)
+
+    fixtures_seen: int = 0
+    due: tuple[int, ...] = ()
+    started: tuple[int, ...] = ()

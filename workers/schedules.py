@@ -26,10 +26,11 @@ from temporalio.client import (
 )
 
 from domain.fixture_sync import FixtureSyncInput
+from domain.retention import RetentionInput
 from scoreline.logging import get_logger
 from scoreline.settings import Settings
 from workflows.fixture_sync import FixtureSyncWorkflow
-from workflows.retention import RetentionInput, RetentionWorkflow
+from workflows.retention import RetentionWorkflow
 
 log = get_logger(__name__)
 

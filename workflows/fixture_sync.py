@@ -9,21 +9,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from activities.fixture_sync import FixtureSyncActivities
-    from domain.fixture_sync import FixtureSyncInput
-
-
-class FixtureSyncResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    fixtures_seen: int = 0
-    due: tuple[int, ...] = ()
-    started: tuple[int, ...] = ()
+    from domain.fixture_sync import FixtureSyncInput, FixtureSyncResult
 
 
 @workflow.defn

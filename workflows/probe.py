@@ -8,16 +8,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from activities.probe import ProbeActivities, ProbeResult
-
-
-class WorkerProbeInput(BaseModel):
-    """Empty on purpose: the UI's Start Workflow form can send `{}`."""
+    from activities.probe import ProbeActivities
+    from domain.probe import ProbeResult, WorkerProbeInput
 
 
 @workflow.defn

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError
@@ -18,31 +17,7 @@ from temporalio.exceptions import ApplicationError
 with workflow.unsafe.imports_passed_through():
     from activities.watch import WatchActivities
     from domain.match_run import FetchInput
-
-
-class ReplayInput(BaseModel):
-    """Every field has a default so the UI form can send only what it changes."""
-
-    model_config = ConfigDict(frozen=True)
-
-    fixture_id: int = 0
-    rebuild: bool = True
-    """Also rewrite the derived read copies (the Redis match view and event page) from Postgres."""
-
-
-class ReplayResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    fixture_id: int
-    found: bool
-    entries_added: int = 0
-    version_before: int = 0
-    version_after: int = 0
-    rebuilt: bool = False
-
-    @property
-    def changed(self) -> bool:
-        return self.entries_added > 0
+    from domain.replay import ReplayInput, ReplayResult
 
 
 @workflow.defn

@@ -16,68 +16,14 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import timedelta
-from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from activities.retention import RetentionActivities
-    from domain.retention import PurgeInput, RetentionTable
-
-DAY = 86_400.0
-
-Age = Annotated[float, Field(gt=0)] | None
-"""Seconds a row is kept; None keeps the table forever."""
-
-
-class RetentionInput(BaseModel):
-    """Ages per table in seconds (None keeps that table) and the batch pacing; all defaulted."""
-
-    model_config = ConfigDict(frozen=True)
-
-    outbox_age_seconds: Age = 7 * DAY
-    push_attempt_age_seconds: Age = 30 * DAY
-    command_age_seconds: Age = 30 * DAY
-    la_push_age_seconds: Age = 30 * DAY
-    document_age_seconds: Age = 7 * DAY
-    webhook_attempt_age_seconds: Age = 30 * DAY
-    """The delivery log partners read; delivered webhook messages go at `outbox_age_seconds`."""
-    batch: Annotated[int, Field(ge=1)] = 1000
-    pause_seconds: Annotated[float, Field(ge=0)] = 0.05
-    budget_seconds: Annotated[float, Field(gt=0)] = 60.0
-
-    def ages(self) -> dict[RetentionTable, float | None]:
-        return {
-            RetentionTable.OUTBOX: self.outbox_age_seconds,
-            RetentionTable.PUSH_ATTEMPT: self.push_attempt_age_seconds,
-            RetentionTable.COMMAND: self.command_age_seconds,
-            RetentionTable.LA_PUSH: self.la_push_age_seconds,
-            RetentionTable.DOCUMENT: self.document_age_seconds,
-            RetentionTable.WEBHOOK_ATTEMPT: self.webhook_attempt_age_seconds,
-            # A delivered message is kept as long as the outbox row it was made from.
-            RetentionTable.WEBHOOK_MESSAGE: self.outbox_age_seconds,
-        }
-
-
-class RetentionResult(BaseModel):
-    """Rows deleted per table in this run."""
-
-    model_config = ConfigDict(frozen=True)
-
-    domain_event: int = 0
-    push_attempt: int = 0
-    command: int = 0
-    la_push: int = 0
-    published_document: int = 0
-    webhook_attempt: int = 0
-    webhook_message: int = 0
-    fixtures_purged: int = 0
-    batches: int = 0
-    failed: tuple[RetentionTable, ...] = ()
-    """Tables whose activity failed after its retries; the others were still purged."""
+    from domain.retention import PurgeInput, RetentionInput, RetentionResult, RetentionTable
 
 
 @workflow.defn

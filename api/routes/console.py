@@ -46,7 +46,7 @@ router = APIRouter(prefix="/v1/console", tags=["console"], route_class=TokenFirs
 FixtureId = Annotated[int, Path(ge=1, le=MAX_ID, description="The fixture id.")]
 REPLAY_TIMEOUT = timedelta(minutes=10)
 REPLAY_WORKFLOW = "ReplayFixtureWorkflow"
-"""By name, with its plain JSON input (`workflows.replay.ReplayInput`): importing the workflow
+"""By name, with its plain JSON input (`domain.replay.ReplayInput`): importing the workflow
 would load the worker's activities into the API process (tests/foundation/test_layers.py)."""
 _AUTH: dict[int | str, dict[str, Any]] = {
     401: {"description": "No token, or an unknown or revoked one."},

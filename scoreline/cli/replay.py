@@ -14,7 +14,7 @@ import typer
 from scoreline.cli.common import DataDirOption, prepare
 
 if TYPE_CHECKING:
-    from workflows.replay import ReplayResult
+    from domain.replay import ReplayResult
 
 
 def replay(
@@ -24,9 +24,10 @@ def replay(
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the replay to finish.")] = 300.0,
 ) -> None:
     """Start ReplayFixtureWorkflow for FIXTURE_ID, wait, and print what changed (normally nothing)."""
+    from domain.replay import ReplayInput
     from scoreline.temporal.client import connect_from
     from scoreline.tracing import bound_trace
-    from workflows.replay import ReplayFixtureWorkflow, ReplayInput
+    from workflows.replay import ReplayFixtureWorkflow
 
     settings = prepare(data_dir)
 

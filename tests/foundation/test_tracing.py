@@ -10,11 +10,12 @@ from collections.abc import Iterator
 import pytest
 from temporalio.client import Client
 
+from domain.probe import WorkerProbeInput
 from scoreline.settings import Settings
 from scoreline.tracing import bound_trace, trace_id_from_traceparent, traceparent_for
 from tests.support.logs import json_log_lines as captured_log_lines
 from tests.support.worker import running_worker
-from workflows.probe import WorkerProbeInput, WorkerProbeWorkflow
+from workflows.probe import WorkerProbeWorkflow
 
 
 @pytest.fixture

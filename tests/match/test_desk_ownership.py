@@ -23,6 +23,7 @@ from temporalio.service import RPCError
 
 from activities.ingest.store import IngestStore
 from domain.fixture_sync import FixtureSyncInput
+from domain.replay import ReplayInput
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.settings import Settings
 from scoreline.temporal.match_runs import match_workflow_id
@@ -31,7 +32,7 @@ from tests.match.harness import fast_settings
 from tests.support.provider import Provider, running_provider
 from tests.support.worker import running_worker, worker_dependencies
 from workflows.fixture_sync import FixtureSyncWorkflow
-from workflows.replay import ReplayFixtureWorkflow, ReplayInput
+from workflows.replay import ReplayFixtureWorkflow
 
 pytestmark = pytest.mark.timeout(120)
 

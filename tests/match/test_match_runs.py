@@ -16,7 +16,7 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from domain.fixture_sync import FixtureSyncInput
+from domain.fixture_sync import FixtureSyncInput, FixtureSyncResult
 from scoreline.settings import Settings
 from scoreline.temporal.match_runs import match_workflow_id
 from tests.commands.harness import road_settings, running_api
@@ -25,7 +25,7 @@ from tests.match.recordings import POSTPONED_AT, RESCHEDULED_AT, postponed_then_
 from tests.support.provider import expected, line_times, running_provider
 from tests.support.replay import replays_and_keep
 from tests.support.worker import running_worker
-from workflows.fixture_sync import FixtureSyncResult, FixtureSyncWorkflow
+from workflows.fixture_sync import FixtureSyncWorkflow
 from workflows.match import MatchWorkflow
 
 pytestmark = pytest.mark.timeout(180)

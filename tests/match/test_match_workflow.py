@@ -11,7 +11,8 @@ import asyncpg
 import pytest
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHistory
 
-from domain.fixture_sync import FixtureSyncInput
+from domain.fixture_sync import FixtureSyncInput, FixtureSyncResult
+from domain.replay import ReplayInput
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.settings import Settings
 from scoreline.temporal.match_runs import match_workflow_id
@@ -19,9 +20,9 @@ from tests.match.harness import fast_settings, start_match, stored_outcome, tabl
 from tests.support.provider import expected, line_times, running_provider
 from tests.support.replay import HISTORIES, assert_replays
 from tests.support.worker import running_worker
-from workflows.fixture_sync import FixtureSyncResult, FixtureSyncWorkflow
+from workflows.fixture_sync import FixtureSyncWorkflow
 from workflows.match import MatchWorkflow
-from workflows.replay import ReplayFixtureWorkflow, ReplayInput
+from workflows.replay import ReplayFixtureWorkflow
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -18,12 +18,13 @@ from temporalio.client import Client
 
 from devkit.devstack import embedded, health
 from devkit.devstack.ports import free_port
+from domain.probe import WorkerProbeInput
 from scoreline.db import migrate
 from scoreline.settings import Settings
 from tests.match.harness import fast_settings, start_match, stored_outcome
 from tests.support.provider import Provider, expected, line_times, running_provider
 from tests.support.worker import running_worker, worker_process_env
-from workflows.probe import WorkerProbeInput, WorkerProbeWorkflow
+from workflows.probe import WorkerProbeWorkflow
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -19,6 +19,7 @@ import pytest
 from temporalio.client import Client
 
 from domain.cricket.board import cricket_fixture_id
+from domain.probe import WorkerProbeInput
 from scoreline.settings import Settings
 from scoreline.temporal.match_runs import match_workflow_id
 from tests.match.cricket import cricket_settings, recorded_lines, start_cricket_match
@@ -32,7 +33,7 @@ from tests.support.provider import expected, running_provider
 from tests.support.waiting import eventually
 from tests.support.worker import running_worker, worker_process_env
 from workflows.match import MatchWorkflow
-from workflows.probe import WorkerProbeInput, WorkerProbeWorkflow
+from workflows.probe import WorkerProbeWorkflow
 
 pytestmark = pytest.mark.timeout(300)
 

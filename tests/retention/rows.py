@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import asyncpg
 
-from workflows.retention import DAY, RetentionInput
+from domain.retention import DAY, RetentionInput
 
 FIXTURE_ID = 81_000_001
 AGES = RetentionInput()

@@ -6,10 +6,10 @@ from datetime import timedelta
 
 import pytest
 
+from domain.retention import DAY, RetentionInput
 from scoreline.durations import format_duration, parse_duration
 from scoreline.settings import Settings
 from workers.schedules import retention_input
-from workflows.retention import DAY, RetentionInput
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,7 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from domain.retention import RetentionInput, RetentionResult
 from scoreline.feeds.partners import create_partner
 from scoreline.settings import Settings
 from tests.retention import rows
@@ -34,7 +35,7 @@ from tests.support.worker import running_worker
 from tests.webhooks import delivery_rows
 from workers.main import run
 from workers.schedules import ensure_retention_schedule, retention_schedule_id
-from workflows.retention import RetentionInput, RetentionResult, RetentionWorkflow
+from workflows.retention import RetentionWorkflow
 
 HISTORIES = Path(__file__).parent / "histories"
 

@@ -35,11 +35,12 @@ from devkit.devstack.monitoring import (
 from devkit.devstack.ports import choose_port
 from devkit.devstack.process import ChildProcess
 from devkit.simulators.apns.keys import ensure_signing_key, ensure_tls_certificate
+from domain.probe import WorkerProbeInput
 from scoreline.db import migrate
 from scoreline.logging import get_logger
 from scoreline.settings import ENV_FILE_NAME, Settings
 from scoreline.temporal.client import connect
-from workflows.probe import WorkerProbeInput, WorkerProbeWorkflow
+from workflows.probe import WorkerProbeWorkflow
 
 log = get_logger(__name__)
 
