@@ -22,7 +22,6 @@ from scoreline.readmodel.views import (
     BatterView,
     BowlerView,
     CricketPlay,
-    ExtrasView,
     InningsView,
     ResultView,
     WicketView,
@@ -179,26 +178,8 @@ def _chase(board: CricketBoard, current: InningsTotal | None) -> tuple[int, int 
 
 
 def _innings(innings: InningsTotal) -> InningsView:
-    extras = innings.extras
-    return InningsView(
-        scoreboard=innings.scoreboard,
-        number=innings.number,
-        side=_side(innings.side),
-        team_id=innings.team_id,
-        runs=innings.runs,
-        wickets=innings.wickets,
-        overs=innings.overs,
-        extras=ExtrasView(
-            wides=extras.wides,
-            no_balls=extras.no_balls,
-            byes=extras.byes,
-            leg_byes=extras.leg_byes,
-            penalties=extras.penalties,
-            total=extras.total,
-        ),
-        target=innings.target,
-        super_over=innings.super_over,
-    )
+    """The view's fields are the board's, by name (`overs` and `extras.total` are its properties)."""
+    return InningsView.model_validate(innings, from_attributes=True)
 
 
 def _side(side: Literal["home", "away"] | None) -> Side | None:
