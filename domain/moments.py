@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from domain.frozen import Frozen
 
 Side = Literal["home", "away"]
 
@@ -43,10 +45,8 @@ RETRACTION = "retraction"
 """A moment taken back (VAR, a desk's undo, a provider's removal): pushed at once, never alerted."""
 
 
-class KeyMoment(BaseModel):
+class KeyMoment(Frozen):
     """One key moment: what happened, for which side, in which minute."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Annotated[str, Field(min_length=1, max_length=40)]
     """One of `ALERTING_KINDS`, or `retraction`."""

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from domain.cricket.live import CricketLine
+from domain.frozen import Frozen
 from domain.moments import KeyMoment
 
 PushKind = Literal["start", "update", "end"]
@@ -24,11 +25,7 @@ Priority = Literal[5, 10]
 EventKey = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9:._-]+$")]
 
 
-class _Message(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class LiveState(_Message):
+class LiveState(Frozen):
     """What the scoreboard shows; the activity adds the team names from the fixture row."""
 
     home: Annotated[int, Field(ge=0)] = 0
@@ -44,7 +41,7 @@ class LiveState(_Message):
     """A cricket match's line: batting score and overs, batters, bowler, last six, the chase."""
 
 
-class PushInput(_Message):
+class PushInput(Frozen):
     """One Live Activity push for every target of a fixture (docs/live-activities.md).
 
     `(fixture_id, event_key, kind)` names it: publishing it again (a retry, a replay) changes nothing.
@@ -80,7 +77,7 @@ class PushInput(_Message):
     an `end` ends it (and any older one still open)."""
 
 
-class Published(_Message):
+class Published(Frozen):
     """What one publish did: the push's stamp (its `aps.timestamp`) and how many mailboxes it moved."""
 
     stamp: int

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict
+from pydantic import AwareDatetime
 
 from domain.cricket.board import BallDetail, CricketBoard
+from domain.frozen import Frozen
 
 
 class Sport(StrEnum):
@@ -127,11 +128,7 @@ class PeriodKind(StrEnum):
     OTHER = "other"
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Team(_Frozen):
+class Team(Frozen):
     """A participant as the provider names it."""
 
     id: int
@@ -141,21 +138,21 @@ class Team(_Frozen):
     winner: bool | None = None
 
 
-class Participants(_Frozen):
+class Participants(Frozen):
     """Home and away; either is `None` when no participant carried that location."""
 
     home: Team | None = None
     away: Team | None = None
 
 
-class ScorePair(_Frozen):
+class ScorePair(Frozen):
     """Goals for each side. Built only when the provider sent a row for both sides."""
 
     home: int
     away: int
 
 
-class Scores(_Frozen):
+class Scores(Frozen):
     """The running score and the period scores; each is `None` when the provider sent no such rows.
 
     `current` includes extra time and excludes the shootout. `second_half` is the provider's
@@ -170,7 +167,7 @@ class Scores(_Frozen):
     penalties: ScorePair | None = None
 
 
-class Period(_Frozen):
+class Period(Frozen):
     """One played (or running) period; `minute` is the cumulative match minute."""
 
     provider_id: int
@@ -184,7 +181,7 @@ class Period(_Frozen):
     time_added: int | None = None
 
 
-class Item(_Frozen):
+class Item(Frozen):
     """One event or timeline record, identified by `key` = `(stream, provider_id)`.
 
     For a substitution `player_*` is the player coming on and `related_player_*` the one going off;
@@ -217,7 +214,7 @@ class Item(_Frozen):
         return (self.stream, self.provider_id)
 
 
-class Snapshot(_Frozen):
+class Snapshot(Frozen):
     """One fixture as the provider showed it at one moment, in domain terms.
 
     `events` and `timeline` are de-duplicated by provider id (the last occurrence wins) and ordered

@@ -10,24 +10,21 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from domain.cricket.board import BatterFigures, CricketBoard
+from domain.frozen import Frozen
 
 _Name = Annotated[str, Field(max_length=80)]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class BatterLine(_Frozen):
+class BatterLine(Frozen):
     name: _Name | None = None
     runs: int = 0
     balls: int = 0
 
 
-class CricketLine(_Frozen):
+class CricketLine(Frozen):
     batting: Literal["home", "away"] | None = None
     runs: int = 0
     wickets: int = 0

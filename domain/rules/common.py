@@ -12,8 +12,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
+from domain.frozen import Frozen
 from domain.rules.commands import MAX_ID, Command, MatchCommentary, MatchSetMode, Side
 
 Mode = Literal["provider", "desk"]
@@ -75,12 +76,6 @@ class RefusalCode(StrEnum):
     NO_BATTERS_LEFT = "no_batters_left"
     IMPOSSIBLE_DISMISSAL = "impossible_dismissal"
     NO_DECLARATION = "no_declaration"
-
-
-class Frozen(BaseModel):
-    """Base of every rule-state model: immutable, and no unknown fields when read back."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class Refusal(Frozen):

@@ -15,8 +15,9 @@ from typing import Literal, NamedTuple
 
 from pydantic import Field
 
+from domain.frozen import Frozen
 from domain.rules.commands import Side
-from domain.rules.common import Frozen, Lineups, Mode
+from domain.rules.common import Lineups, Mode
 from domain.rules.undo_log import UndoEntry
 
 BALLS_PER_OVER = 6

@@ -14,8 +14,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from domain.frozen import Frozen
 from domain.rules.commands import FootballPeriod, Side
-from domain.rules.common import Frozen, Lineups, Mode, Pair
+from domain.rules.common import Lineups, Mode, Pair
 from domain.rules.undo_log import UndoEntry
 
 PlayerStatus = Literal["on", "bench", "off", "sent_off", "stranger", "unknown"]

@@ -14,8 +14,9 @@ from typing import Any, Protocol, Self, TypeVar
 
 from pydantic import BaseModel, JsonValue
 
+from domain.frozen import Frozen
 from domain.rules.commands import Command, MatchCommentary, MatchSetMode, MatchUndo, Touch
-from domain.rules.common import Frozen, IllegalCommand, Refusal, RefusalCode, refuse
+from domain.rules.common import IllegalCommand, Refusal, RefusalCode, refuse
 
 
 class UndoEntry(Frozen):
