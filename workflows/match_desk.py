@@ -6,7 +6,12 @@ desk book (the rule state and what each part of the match was last touched by) a
 commit local activity in one transaction. If the provider's ingest logged first, the commit says
 so (`moved`) and the command is decided again on the newer log, a few times at most.
 
-The book is carried across continue-as-new; a run's first command opens it from Postgres.
+The book is carried across continue-as-new; a run's first command opens it from Postgres, and so
+does any commit that finds the log past what the book knows, and so does every refusal before it
+is stored. *Invariant:* a command is decided on the rule state Postgres stored with the log entry
+at `book.version`, the log's last. Entries the book did not decide (the provider's, or this
+workflow's own commit whose workflow task was lost to a paused or killed worker) are read back
+with the rule state they left, never skipped over.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ with workflow.unsafe.imports_passed_through():
         Outcome,
         Reason,
     )
-    from domain.desk import DeskBook, decide, desk_progress, open_book
+    from domain.desk import Decision, DeskBook, decide, desk_progress, open_book
     from domain.moments import KeyMoment
     from domain.progress import FixtureSource, IngestSummary, MatchProgress
     from domain.rules import Mode
@@ -102,9 +107,13 @@ class DeskCommands:
     async def _submit(self, request: CommandRequest) -> CommandAnswer:
         for _ in range(MAX_COMMIT_ATTEMPTS):
             book = (self._book or await self._open_book()).moved_to(self._run.current.version)
-            decision = decide(
-                book, self._fixture_id, request, self._run.current, has_provider=self._source == "provider"
-            )
+            decision = self._decide(book, request)
+            if decision.commit.seq is None:
+                # A "no" is stored for good under its key, and Postgres does not check it against the
+                # log: decide it again if the log moved past the book.
+                fresh = (await self._open_book()).moved_to(self._run.current.version)
+                if fresh.version != book.version:
+                    book, decision = fresh, self._decide(fresh, request)
             result = await workflow.execute_local_activity_method(
                 CommandActivities.commit_command,
                 decision.commit,
@@ -112,7 +121,7 @@ class DeskCommands:
                 retry_policy=COMMIT_RETRY,
             )
             if result.status is CommitStatus.MOVED:
-                self._book = book.moved_to(result.last_seq)
+                await self._open_book()
                 continue
             if result.status is CommitStatus.KEY_REUSED:
                 return CommandAnswer(outcome=Outcome.REFUSED, reason=KEY_REUSED)
@@ -122,7 +131,11 @@ class DeskCommands:
                 decision.commit.seq is not None and result.stored_seq == decision.commit.seq
             )
             before = self._run.current
-            self._adopt(decision.after if ours and decision.commit.seq else book.moved_to(result.last_seq))
+            after = decision.after if ours and decision.commit.seq else book
+            if result.last_seq > after.version:
+                await self._open_book()
+            else:
+                self._adopt(after)
             board = decision.commit.board
             shown = (before.state, before.home, before.away, before.cricket)
             # Every ball is news in cricket, as in a provider's match: a dot ball changes the line.
@@ -156,6 +169,10 @@ class DeskCommands:
             assert result.answer is not None
             return result.answer
         return CommandAnswer(outcome=Outcome.TRY_AGAIN, reason=BUSY)
+
+    def _decide(self, book: DeskBook, request: CommandRequest) -> Decision:
+        has_provider = self._source == "provider"
+        return decide(book, self._fixture_id, request, self._run.current, has_provider=has_provider)
 
     async def _open_book(self) -> DeskBook:
         context = await workflow.execute_local_activity_method(
