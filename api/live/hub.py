@@ -82,12 +82,22 @@ class LiveHub:
         self.follow_everything(subscriber, False)
 
     def announced(self, fixture_id: int) -> int:
-        """The newest version the outbox (or the relay) announced for this match (0 if none yet).
+        """The newest version this process knows was committed for this match (0 if none yet):
+        announced by the outbox or the relay, or read from Postgres for a first value (`heard`).
 
         Kept for every match, followed or not (one int each, no query), so a new client can tell
         that a cached first value is older than a change already committed.
         """
         return self._announced.get(fixture_id, 0)
+
+    def knows(self, fixture_id: int) -> bool:
+        """Whether this process has heard of any version of this match since it started."""
+        return fixture_id in self._announced
+
+    def heard(self, fixture_id: int, version: int) -> None:
+        """Note that `version` of the match was committed; the newest version heard of is kept."""
+        if version > self._announced.get(fixture_id, -1):
+            self._announced[fixture_id] = version
 
     def followed(self, fixture_id: int) -> bool:
         return bool(self._everything) or fixture_id in self._followers
@@ -131,7 +141,7 @@ class LiveHub:
     def deliver(self, value: LiveValue) -> bool:
         """Offer a change to its followers unless one as new was delivered; True if it was new."""
         fixture_id = value.fixture_id
-        self._announced[fixture_id] = max(self._announced.get(fixture_id, 0), value.version)
+        self.heard(fixture_id, value.version)
         if not self.followed(fixture_id) or value.version <= self._delivered.get(fixture_id, -1):
             return False
         self._delivered[fixture_id] = value.version
@@ -159,8 +169,8 @@ class LiveHub:
         traces: dict[int, dict[str, None]] = {}
         for event in events:
             fixture_id = event.fixture_id
-            if event.seq is not None and event.seq > self._announced.get(fixture_id, 0):
-                self._announced[fixture_id] = event.seq
+            if event.seq is not None:
+                self.heard(fixture_id, event.seq)
             if not self.followed(fixture_id):
                 continue
             if event.seq is not None and event.seq <= self._delivered.get(fixture_id, -1):

@@ -21,7 +21,7 @@ from api.live.limits import ConnectionLimits
 from api.live.relay import RedisRelay, relay_channel
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.outbox.listener import OutboxListener
-from scoreline.readmodel.queries import MAX_MATCHES_LIMIT
+from scoreline.readmodel.queries import MAX_MATCHES_LIMIT, load_match
 from scoreline.readmodel.reads import get_match, get_matches
 from scoreline.readmodel.states import LIVE_STATES
 from scoreline.readmodel.views import MatchView
@@ -82,9 +82,9 @@ class LiveRuntime:
     async def first_value(self, fixture_id: int, last_event_id: int | None) -> LiveValue | None:
         """What a match stream starts with; None if there is no such match.
 
-        A new client gets the current value from the read model (Redis, else Postgres). A client
-        resuming after `last_event_id` gets it from Postgres with the entries it missed, in one
-        snapshot: the cache could be behind the version the client already has.
+        A new client gets the current value (`current_view`). A client resuming after
+        `last_event_id` gets it from Postgres with the entries it missed, in one snapshot: the cache
+        could be behind the version the client already has.
         """
         if last_event_id is not None:
             return await load_value(self.engine, fixture_id, last_event_id)
@@ -92,12 +92,22 @@ class LiveRuntime:
         return None if view is None else current_value(view)
 
     async def current_view(self, fixture_id: int) -> MatchView | None:
-        """The match from the read model (Redis, else Postgres); None if there is no such match.
+        """The match a new screen starts with; None if there is no such match.
 
-        The cache is refreshed just after each commit, so for a moment it can be behind a change
-        the hub has already delivered to everyone else (and will not deliver again). When the
-        outbox announced a newer version than the cached one, Postgres answers instead.
+        Invariant: it is never older than a version this process has heard of for the match, so a
+        screen that reconnects here never goes back. The Redis copy is served only when it is at
+        least the hub's newest version of the match (`LiveHub.announced`); else Postgres answers.
+        The copy can be behind: it is refreshed after a commit, and that refresh can fail (worker
+        paused, Redis down). The hub hears only of changes committed after the process started,
+        so a match it has not heard of yet is read from Postgres, and the version read becomes its
+        floor: one Postgres read per match per process, after which Redis serves once it is as new.
         """
+        if not self.hub.knows(fixture_id):
+            async with self.engine.connect() as conn:
+                view = await load_match(conn, fixture_id)
+            if view is not None:
+                self.hub.heard(fixture_id, view.version)
+            return view
         return await get_match(self.engine, self.redis, fixture_id, self.hub.announced(fixture_id))
 
     async def live_values(self) -> list[LiveValue]:

@@ -1,4 +1,5 @@
-"""Two API processes on one database and Redis, and one whose Redis is gone.
+"""Two API processes on one database and Redis, one whose Redis is gone, and one started after
+the newest commit.
 
 Each app instance here is a whole API process's worth of machinery (its own engine, LISTEN
 connection, hub and relay), served on its own port.
@@ -10,11 +11,15 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import pytest
+import redis.asyncio as aioredis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.app import create_app
 from api.live.runtime import LiveRuntime
 from devkit.devstack.ports import free_port
+from scoreline.readmodel.cache import read_match
+from scoreline.readmodel.refresher import ReadCopyRefresher
 from scoreline.settings import Settings
 from tests.outbox.writer import MatchWriter
 from tests.streams.clients import sse, websocket
@@ -115,3 +120,43 @@ async def test_with_redis_down_streams_work_from_postgres(
     assert [entry["seq"] for event in events for entry in event.body["entries"]] == [2, 3]
     assert values[0]["match"]["score"] == {"home": 1, "away": 0}
     assert (score["type"], score["score"]) == ("score", {"home": 1, "away": 0})
+
+
+@pytest.mark.parametrize("opened_first", ["websocket", "sse"])
+async def test_a_process_started_after_the_newest_commit_shows_it_first(
+    live_settings: Settings, engine: AsyncEngine, redis: aioredis.Redis, opened_first: str
+) -> None:
+    """A process started after the newest commit served a stale cached match as a reconnecting
+    screen's first value."""
+    match = await MatchWriter.create(engine, MATCH)
+    await match.change()
+    refresher = ReadCopyRefresher(engine, redis)
+    refresher.refresh_soon(MATCH)
+    await refresher.aclose()
+    # Version 2 (a goal) is committed, but its refresh never ran (worker paused, Redis down).
+    await match.change(goal="home")
+    cached = await read_match(redis, MATCH)
+    assert cached is not None and cached.version == 1
+
+    app = create_app(live_settings)
+    async with serve(app) as url:
+        live: LiveRuntime = app.state.live
+        assert live.hub.announced(MATCH) == 0, "the new process heard of the commit"
+        # The second screen opened in the same process must not get the cached copy either.
+        screens = [_first_on_socket, _first_on_stream]
+        for first_value in screens if opened_first == "websocket" else screens[::-1]:
+            shown = await first_value(url)
+            assert (shown["version"], shown["match"]["score"]) == (2, {"home": 1, "away": 0})
+
+
+async def _first_on_socket(url: str) -> dict[str, Any]:
+    channel = f"match:{MATCH}"
+    async with websocket(url) as socket:
+        assert await socket.subscribe(channel) == [{"type": "subscribed", "channels": [channel]}]
+        return await socket.next()
+
+
+async def _first_on_stream(url: str) -> dict[str, Any]:
+    async with sse(url, f"/v1/matches/{MATCH}/stream") as stream:
+        body: dict[str, Any] = (await stream.next()).body
+        return body
