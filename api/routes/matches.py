@@ -21,7 +21,7 @@ from scoreline.readmodel.queries import (
     MAX_EVENTS_LIMIT,
     MAX_MATCHES_LIMIT,
 )
-from scoreline.readmodel.reads import get_events, get_match, get_matches
+from scoreline.readmodel.reads import get_events, get_matches
 from scoreline.readmodel.states import UnknownStateError, parse_state_filter
 from scoreline.readmodel.views import EventPage, MatchList, MatchView
 
@@ -64,10 +64,8 @@ async def list_matches(
 
 
 @router.get("/{fixture_id}", response_model=MatchView, responses=_NOT_FOUND)
-async def match(
-    *, fixture_id: FixtureId, engine: EngineDep, redis: RedisDep, live: LiveDep, response: Response
-) -> MatchView:
-    view = await get_match(engine, redis, fixture_id, not_older_than=live.hub.announced(fixture_id))
+async def match(*, fixture_id: FixtureId, live: LiveDep, response: Response) -> MatchView:
+    view = await live.current_view(fixture_id)
     if view is None:
         raise _match_not_found(fixture_id)
     response.headers["Cache-Control"] = LIVE_CACHE_CONTROL
@@ -89,6 +87,8 @@ async def events(
         cursor = None if before is None else EventCursor.decode(before)
     except InvalidCursorError as error:
         raise _bad_query("before", str(error)) from error
+    if not live.hub.knows(fixture_id):
+        await live.current_view(fixture_id)  # the floor a cached page must reach (`current_view`)
     page = await get_events(
         engine, redis, fixture_id, limit, cursor, not_older_than=live.hub.announced(fixture_id)
     )

@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import httpx
 import pytest
 import redis.asyncio as aioredis
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -160,3 +161,19 @@ async def _first_on_stream(url: str) -> dict[str, Any]:
     async with sse(url, f"/v1/matches/{MATCH}/stream") as stream:
         body: dict[str, Any] = (await stream.next()).body
         return body
+
+
+async def test_a_fans_read_from_a_process_started_after_the_newest_commit_shows_it(
+    live_settings: Settings, engine: AsyncEngine, redis: aioredis.Redis
+) -> None:
+    """A fan's GET of a match from a process started after the newest commit read a stale cache."""
+    match = await MatchWriter.create(engine, MATCH)
+    await match.change()
+    refresher = ReadCopyRefresher(engine, redis)
+    refresher.refresh_soon(MATCH)
+    await refresher.aclose()
+    await match.change(goal="home")
+
+    async with serve(create_app(live_settings)) as url, httpx.AsyncClient(base_url=url) as http:
+        shown = (await http.get(f"/v1/matches/{MATCH}")).json()
+    assert (shown["version"], shown["score"]) == (2, {"home": 1, "away": 0})
