@@ -136,32 +136,8 @@ class DeskCommands:
                 await self._open_book()
             else:
                 self._adopt(after)
-            board = decision.commit.board
-            shown = (before.state, before.home, before.away, before.cricket)
-            # Every ball is news in cricket, as in a provider's match: a dot ball changes the line.
-            cricket = self._run.current.cricket
-            if (
-                ours
-                and decision.commit.seq is not None
-                and board is not None
-                and (decision.moments or shown != (board.state, board.home, board.away, cricket))
-            ):
-                self._run.changed(
-                    before,
-                    IngestSummary(
-                        fixture_id=self._fixture_id,
-                        version=decision.commit.seq,
-                        previous_version=decision.commit.seq - 1,
-                        entries=1,
-                        state=board.state,
-                        home=board.home,
-                        away=board.away,
-                        minute=decision.commit.minute,
-                        key_moments=decision.moments,
-                        trace_id=result.trace_id,
-                        cricket=cricket,
-                    ),
-                )
+            if ours and decision.commit.seq is not None:
+                self._announce(before, decision, result.trace_id)
             if result.status is CommitStatus.COMMITTED:
                 _count_key_moments(decision.moments)
             if result.status is CommitStatus.DUPLICATE:
@@ -169,6 +145,35 @@ class DeskCommands:
             assert result.answer is not None
             return result.answer
         return CommandAnswer(outcome=Outcome.TRY_AGAIN, reason=BUSY)
+
+    def _announce(self, before: MatchProgress, decision: Decision, trace_id: str | None) -> None:
+        """Tell the run an accepted command changed what followers see (if it did)."""
+        board, seq = decision.commit.board, decision.commit.seq
+        shown = (before.state, before.home, before.away, before.cricket)
+        # Every ball is news in cricket, as in a provider's match: a dot ball changes the line.
+        cricket = self._run.current.cricket
+        if (
+            seq is None
+            or board is None
+            or not (decision.moments or shown != (board.state, board.home, board.away, cricket))
+        ):
+            return
+        self._run.changed(
+            before,
+            IngestSummary(
+                fixture_id=self._fixture_id,
+                version=seq,
+                previous_version=seq - 1,
+                entries=1,
+                state=board.state,
+                home=board.home,
+                away=board.away,
+                minute=decision.commit.minute,
+                key_moments=decision.moments,
+                trace_id=trace_id,
+                cricket=cricket,
+            ),
+        )
 
     def _decide(self, book: DeskBook, request: CommandRequest) -> Decision:
         has_provider = self._source == "provider"
