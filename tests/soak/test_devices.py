@@ -634,6 +634,22 @@ def test_an_alert_held_back_while_apns_was_in_doubt_may_follow_its_state() -> No
     assert brief(quiet) == [ALERT_MISSING]
 
 
+def test_an_alert_held_back_from_a_token_that_died_within_the_grace_is_excused() -> None:
+    """A drainer in doubt sent the goal's state alone and APNs answered the token 410 before the
+    held alert could follow: the checker called the alert missing on a phone nothing could reach."""
+    died_soon = [
+        *journal()[:1],
+        push(2, T0 + 201, "update", 101, 2),
+        push(3, T0 + 235, "update", 101, 2, status=410),
+    ]
+    details, ledger = judge(died_soon)
+    assert details == []
+    assert ledger.figures()["alerts_lost_token_dead"] == 1
+
+    died_late = [*died_soon[:2], push(3, T0 + 201 + 2 * HORIZON_GRACE_S, "update", 101, 2, status=410)]
+    assert brief(died_late) == [ALERT_MISSING]
+
+
 def test_an_alert_on_a_second_end_is_never_shown() -> None:
     """An end that came quietly closed the activity: the full-time alert on the end after it never
     showed, so the goal it would have replaced is still owed."""

@@ -48,7 +48,9 @@ The rules (each violation names fixture, device and token):
    accepted push to it after the publish (with that moment's stamp or newer) carries the alert of
    that or a newer moment (where that push came quietly before the stale date, the first later
    push with an alert counts instead if it came within `HORIZON_GRACE_S` and its alert is no newer
-   than the quiet push's state: a drainer in doubt sends the state alone first) (`alerts_replaced`: the phone showed the newer one), or arrived after the
+   than the quiet push's state: a drainer in doubt sends the state alone first; if instead the
+   token died or the app went within that time, nothing could show the alert after:
+   `alerts_lost_token_dead`) (`alerts_replaced`: the phone showed the newer one), or arrived after the
    moment's own `stale_date` (`alerts_expired`), or its outcome may have been lost between the
    publish and that push: APNs answered nothing to a request carrying it (the connection dropped
    with it: `alerts_lost_unanswered`), or after the publish and before that push a worker was
@@ -95,6 +97,7 @@ FIGURES = (
     "alerts_replaced",
     "alerts_expired",
     "alerts_lost_unanswered",
+    "alerts_lost_token_dead",
     "alerts_lost_at_interruption",
 )
 """The ledger's figures, in the report's order."""
@@ -522,6 +525,11 @@ class _Judge:
         """Nothing can reach the activity any more: its newest token is dead, or the app is gone."""
         return phone.deleted_at is not None or report.token.lower() in self.ledger.deaths
 
+    def _dead_by(self, phone: PhoneRecord, report: ActivityReport, moment: float) -> bool:
+        """Whether the activity's newest token had died, or the app had gone, by `moment`."""
+        died = self.ledger.deaths.get(report.token.lower())
+        return any(at is not None and at <= moment for at in (died, phone.deleted_at))
+
     def _shows(
         self, phone: PhoneRecord, reports: Sequence[ActivityReport], match: _Match, shown: Shown | None
     ) -> str | None:
@@ -586,6 +594,11 @@ class _Judge:
                     and (match.moment(held, generation)[1] or 0) <= (first.version or 0)
                 ):
                     first = held
+                elif held is None and self._dead_by(phone, reports[-1], first.at + HORIZON_GRACE_S):
+                    # The token died (or the app went) while the held alert could still follow:
+                    # nothing could show it after that.
+                    self.ledger.counts["alerts_lost_token_dead"] += 1
+                    continue
             if first is not None:
                 carried = None if first.alert is None else match.moment(first, generation)
                 version = moment.version or 0
