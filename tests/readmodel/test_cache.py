@@ -58,6 +58,7 @@ async def test_api_serves_from_redis_after_refresh(
     await match.board("live_first_half", 1, 0, minute=12)
     refreshed = await refresh(engine, redis, FIXTURE)
     assert refreshed is not None and refreshed.version == 1
+    await api.get(f"/v1/matches/{FIXTURE}")  # a process reads a match it never heard of from Postgres
     await _tamper(engine, home=5, player_name="Tampered")
 
     cached_match = (await api.get(f"/v1/matches/{FIXTURE}")).json()

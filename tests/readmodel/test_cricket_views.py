@@ -313,6 +313,7 @@ async def test_the_cache_holds_the_cricket_fields(
     refreshed = await refresh(engine, redis, CRICKET)
     cached = await read_match(redis, CRICKET)
     cached_events = await read_events(redis, CRICKET)
+    await api.get(MATCH)  # a process reads a match it never heard of from Postgres
     async with engine.begin() as conn:
         await conn.execute(
             update(scoreboard).values(
