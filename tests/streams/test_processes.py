@@ -129,15 +129,7 @@ async def test_a_process_started_after_the_newest_commit_shows_it_first(
 ) -> None:
     """A process started after the newest commit served a stale cached match as a reconnecting
     screen's first value."""
-    match = await MatchWriter.create(engine, MATCH)
-    await match.change()
-    refresher = ReadCopyRefresher(engine, redis)
-    refresher.refresh_soon(MATCH)
-    await refresher.aclose()
-    # Version 2 (a goal) is committed, but its refresh never ran (worker paused, Redis down).
-    await match.change(goal="home")
-    cached = await read_match(redis, MATCH)
-    assert cached is not None and cached.version == 1
+    await _cache_left_behind(engine, redis)
 
     app = create_app(live_settings)
     async with serve(app) as url:
@@ -167,13 +159,21 @@ async def test_a_fans_read_from_a_process_started_after_the_newest_commit_shows_
     live_settings: Settings, engine: AsyncEngine, redis: aioredis.Redis
 ) -> None:
     """A fan's GET of a match from a process started after the newest commit read a stale cache."""
+    await _cache_left_behind(engine, redis)
+
+    async with serve(create_app(live_settings)) as url, httpx.AsyncClient(base_url=url) as http:
+        shown = (await http.get(f"/v1/matches/{MATCH}")).json()
+    assert (shown["version"], shown["score"]) == (2, {"home": 1, "away": 0})
+
+
+async def _cache_left_behind(engine: AsyncEngine, redis: aioredis.Redis) -> None:
+    """Version 1 cached; version 2 (a home goal) committed, but its refresh never ran (worker
+    paused, Redis down)."""
     match = await MatchWriter.create(engine, MATCH)
     await match.change()
     refresher = ReadCopyRefresher(engine, redis)
     refresher.refresh_soon(MATCH)
     await refresher.aclose()
     await match.change(goal="home")
-
-    async with serve(create_app(live_settings)) as url, httpx.AsyncClient(base_url=url) as http:
-        shown = (await http.get(f"/v1/matches/{MATCH}")).json()
-    assert (shown["version"], shown["score"]) == (2, {"home": 1, "away": 0})
+    cached = await read_match(redis, MATCH)
+    assert cached is not None and cached.version == 1
