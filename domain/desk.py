@@ -73,6 +73,13 @@ class DeskBook(BaseModel):
             return self
         return self.model_copy(update={"version": seq, "touched": self.touched.mark(ALL_TOUCHES, seq)})
 
+    def caught_up(self, stored: DeskBook) -> DeskBook:
+        """This book at `stored`'s log position with the rule state Postgres kept there, when the
+        log moved past this book: whatever the entries it missed touched is newer."""
+        if stored.version <= self.version:
+            return self
+        return self.model_copy(update={"rules": stored.rules}).moved_to(stored.version)
+
 
 class Decision(BaseModel):
     model_config = ConfigDict(frozen=True)

@@ -6,10 +6,11 @@ desk book (the rule state and what each part of the match was last touched by) a
 commit local activity in one transaction. If the provider's ingest logged first, the commit says
 so (`moved`) and the command is decided again on the newer log, a few times at most.
 
-The book is carried across continue-as-new; a run's first command opens it from Postgres, and so
-does any commit that finds the log past what the book knows, and so does every refusal before it
-is stored. *Invariant:* a command is decided on the rule state Postgres stored with the log entry
-at `book.version`, the log's last. Entries the book did not decide (the provider's, or this
+The book is carried across continue-as-new; a run's first command opens it from Postgres. Any
+commit that finds the log past what the book knows, and every refusal before it is stored, catch
+the book up from Postgres (`DeskBook.caught_up`: what the missed entries touched counts as newer).
+*Invariant:* a command is decided on the rule state Postgres stored with the log entry at
+`book.version`, the log's last. Entries the book did not decide (the provider's, or this
 workflow's own commit whose workflow task was lost to a paused or killed worker) are read back
 with the rule state they left, never skipped over.
 """
@@ -30,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
         CommandAnswer,
         CommandRequest,
         CommitStatus,
+        DeskContext,
         Outcome,
         Reason,
     )
@@ -111,7 +113,7 @@ class DeskCommands:
             if decision.commit.seq is None:
                 # A "no" is stored for good under its key, and Postgres does not check it against the
                 # log: decide it again if the log moved past the book.
-                fresh = (await self._open_book()).moved_to(self._run.current.version)
+                fresh = (await self._read_back(book)).moved_to(self._run.current.version)
                 if fresh.version != book.version:
                     book, decision = fresh, self._decide(fresh, request)
             result = await workflow.execute_local_activity_method(
@@ -121,7 +123,7 @@ class DeskCommands:
                 retry_policy=COMMIT_RETRY,
             )
             if result.status is CommitStatus.MOVED:
-                await self._open_book()
+                await self._read_back(book)
                 continue
             if result.status is CommitStatus.KEY_REUSED:
                 return CommandAnswer(outcome=Outcome.REFUSED, reason=KEY_REUSED)
@@ -133,7 +135,7 @@ class DeskCommands:
             before = self._run.current
             after = decision.after if ours and decision.commit.seq else book
             if result.last_seq > after.version:
-                await self._open_book()
+                await self._read_back(after)
             else:
                 self._adopt(after)
             if ours and decision.commit.seq is not None:
@@ -180,15 +182,23 @@ class DeskCommands:
         return decide(book, self._fixture_id, request, self._run.current, has_provider=has_provider)
 
     async def _open_book(self) -> DeskBook:
-        context = await workflow.execute_local_activity_method(
+        book = open_book(await self._stored())
+        self._adopt(book)
+        return book
+
+    async def _read_back(self, book: DeskBook) -> DeskBook:
+        """`book` caught up with the log and the rule state Postgres stored at its last entry."""
+        caught_up = book.caught_up(open_book(await self._stored()))
+        self._adopt(caught_up)
+        return caught_up
+
+    async def _stored(self) -> DeskContext:
+        return await workflow.execute_local_activity_method(
             CommandActivities.load_desk_context,
             self._fixture_id,
             start_to_close_timeout=timedelta(seconds=10),
             retry_policy=COMMIT_RETRY,
         )
-        book = open_book(context)
-        self._adopt(book)
-        return book
 
     def _adopt(self, book: DeskBook) -> None:
         """The book after a commit; when desks own the score it also is the match's progress."""

@@ -27,7 +27,7 @@ from typing import Any
 import asyncpg
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.commands import (
     MAX_CONFLICT_ENTRIES,
@@ -95,33 +95,33 @@ class CommandStore:
 
     async def context(self, fixture_id: int) -> DeskContext:
         """What a workflow run needs before its first command."""
+        # One statement, one snapshot: the rule state is the one stored with the log's last entry.
+        last_seq = (
+            select(func.coalesce(func.max(timeline_item.c.seq), 0))
+            .where(timeline_item.c.fixture_id == fixture_id)
+            .scalar_subquery()
+        )
         async with self._engine.connect() as conn:
             row = (
                 await conn.execute(
                     select_fixture_with_scoreboard(
-                        fixture.c.sport, fixture.c.scoring_mode, fixture.c.squads, scoreboard.c.rule_state
+                        fixture.c.sport,
+                        fixture.c.scoring_mode,
+                        fixture.c.squads,
+                        scoreboard.c.rule_state,
+                        last_seq.label("last_seq"),
                     ).where(fixture.c.id == fixture_id)
                 )
             ).first()
-            if row is None:
-                raise UnknownFixture(f"fixture {fixture_id} is not stored")
-            last_seq = await _last_seq(conn, fixture_id)
+        if row is None:
+            raise UnknownFixture(f"fixture {fixture_id} is not stored")
         return DeskContext(
             sport="cricket" if row.sport == "cricket" else "football",
             mode=row.scoring_mode,
             lineups=lineups_of(row.squads) or None,
             rule_state=row.rule_state,
-            last_seq=last_seq,
+            last_seq=int(row.last_seq),
         )
-
-
-async def _last_seq(conn: AsyncConnection, fixture_id: int) -> int:
-    value = await conn.scalar(
-        select(func.coalesce(func.max(timeline_item.c.seq), 0)).where(
-            timeline_item.c.fixture_id == fixture_id
-        )
-    )
-    return int(value or 0)
 
 
 _COMMIT = text("SELECT scoreline_commit_command(CAST(:c AS jsonb))")
