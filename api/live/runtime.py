@@ -7,7 +7,8 @@ Routes reach all of it, and the read model handles they need for first values, t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from dataclasses import dataclass, field
 from typing import Annotated
 
 import redis.asyncio as aioredis
@@ -40,6 +41,8 @@ class LiveRuntime:
     listener: OutboxListener
     relay: RedisRelay | None
     limits: ConnectionLimits
+    _first_reads: dict[int, asyncio.Task[MatchView | None]] = field(default_factory=dict, init=False)
+    """The Postgres read in flight for a match the hub has not heard of: a reconnect storm waits on it."""
 
     @classmethod
     async def start(cls, settings: Settings, engine: AsyncEngine, redis: aioredis.Redis) -> LiveRuntime:
@@ -100,15 +103,24 @@ class LiveRuntime:
         The copy can be behind: it is refreshed after a commit, and that refresh can fail (worker
         paused, Redis down). The hub hears only of changes committed after the process started,
         so a match it has not heard of yet is read from Postgres, and the version read becomes its
-        floor: one Postgres read per match per process, after which Redis serves once it is as new.
+        floor: one Postgres read per match per process (screens arriving meanwhile wait on it),
+        after which Redis serves once it is as new.
         """
         if not self.hub.knows(fixture_id):
-            async with self.engine.connect() as conn:
-                view = await load_match(conn, fixture_id)
-            if view is not None:
-                self.hub.heard(fixture_id, view.version)
-            return view
+            read = self._first_reads.get(fixture_id)
+            if read is None:
+                read = asyncio.create_task(self._read_floor(fixture_id))
+                self._first_reads[fixture_id] = read
+                read.add_done_callback(lambda _: self._first_reads.pop(fixture_id, None))
+            return await asyncio.shield(read)
         return await get_match(self.engine, self.redis, fixture_id, self.hub.announced(fixture_id))
+
+    async def _read_floor(self, fixture_id: int) -> MatchView | None:
+        async with self.engine.connect() as conn:
+            view = await load_match(conn, fixture_id)
+        if view is not None:
+            self.hub.heard(fixture_id, view.version)
+        return view
 
     async def live_values(self) -> list[LiveValue]:
         """The current value of every live match, by kick-off."""

@@ -17,9 +17,11 @@ import redis.asyncio as aioredis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.app import create_app
+from api.live import runtime
 from api.live.runtime import LiveRuntime
 from devkit.devstack.ports import free_port
 from scoreline.readmodel.cache import read_match
+from scoreline.readmodel.queries import load_match
 from scoreline.readmodel.refresher import ReadCopyRefresher
 from scoreline.settings import Settings
 from tests.outbox.writer import MatchWriter
@@ -177,3 +179,22 @@ async def _cache_left_behind(engine: AsyncEngine, redis: aioredis.Redis) -> None
     await match.change(goal="home")
     cached = await read_match(redis, MATCH)
     assert cached is not None and cached.version == 1
+
+
+async def test_a_reconnect_storm_on_a_fresh_process_reads_postgres_once(
+    live_settings: Settings, engine: AsyncEngine, redis: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every screen reconnecting to a fresh process read the match from Postgres at once."""
+    await _cache_left_behind(engine, redis)
+    reads: list[int] = []
+
+    async def counted(conn: Any, fixture_id: int) -> Any:
+        reads.append(fixture_id)
+        await asyncio.sleep(0.2)  # the read is still in flight when the others arrive
+        return await load_match(conn, fixture_id)
+
+    monkeypatch.setattr(runtime, "load_match", counted)
+    async with serve(create_app(live_settings)) as url, httpx.AsyncClient(base_url=url) as http:
+        shown = await asyncio.gather(*(http.get(f"/v1/matches/{MATCH}") for _ in range(50)))
+    assert {(page.json()["version"], page.status_code) for page in shown} == {(2, 200)}
+    assert reads == [MATCH]
