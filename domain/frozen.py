@@ -1,8 +1,10 @@
-"""`Frozen`: the base of the domain's value models and messages.
+"""`Frozen`: the base of the domain's strict value models (snapshots, rule states, pushes, moments).
 
 A value never changes once built (pydantic refuses an assignment), and a field nobody declared is
-an error rather than silently dropped, so a misspelt field in a message or a stored rule state is
-found where it is read. The cricket board alone ignores unknown fields (`domain.cricket.board`).
+an error rather than silently dropped, so a misspelt field in a push or a stored rule state is
+found where it is read. The cricket board ignores unknown fields instead (`domain.cricket.board`:
+a newer build's stored board must still read); the messages of `domain.commands` and
+`domain.match_run` keep pydantic's default, which ignores them too.
 """
 
 from __future__ import annotations

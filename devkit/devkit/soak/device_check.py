@@ -525,10 +525,10 @@ class _Judge:
         """Nothing can reach the activity any more: its newest token is dead, or the app is gone."""
         return phone.deleted_at is not None or report.token.lower() in self.ledger.deaths
 
-    def _dead_by(self, phone: PhoneRecord, report: ActivityReport, moment: float) -> bool:
-        """Whether the activity's newest token had died, or the app had gone, by `moment`."""
-        died = self.ledger.deaths.get(report.token.lower())
-        return any(at is not None and at <= moment for at in (died, phone.deleted_at))
+    def _death(self, phone: PhoneRecord, report: ActivityReport) -> float | None:
+        """When the activity's newest token died or the app went, whichever came first."""
+        ends = [at for at in (self.ledger.deaths.get(report.token.lower()), phone.deleted_at) if at]
+        return min(ends, default=None)
 
     def _shows(
         self, phone: PhoneRecord, reports: Sequence[ActivityReport], match: _Match, shown: Shown | None
@@ -594,9 +594,9 @@ class _Judge:
                     and (match.moment(held, generation)[1] or 0) <= (first.version or 0)
                 ):
                     first = held
-                elif held is None and self._dead_by(phone, reports[-1], first.at + HORIZON_GRACE_S):
-                    # The token died (or the app went) while the held alert could still follow:
-                    # nothing could show it after that.
+                elif held is None and _within(self._death(phone, reports[-1]), since[-1].at, first.at):
+                    # The token died (or the app went) after the last push and while the held alert
+                    # could still follow: nothing could show it after that.
                     self.ledger.counts["alerts_lost_token_dead"] += 1
                     continue
             if first is not None:
@@ -639,6 +639,11 @@ class _Judge:
         if self.facts.words is None:
             return ""
         return f" (postgres: {self.facts.words.get((phone.device, fixture), 'no follow')})"
+
+
+def _within(death: float | None, last_push: float, quiet_push: float) -> bool:
+    """A death after the last push and within the user's patience after the quiet one."""
+    return death is not None and last_push <= death <= quiet_push + HORIZON_GRACE_S
 
 
 def _up_time(began: float, ended: float, outages: Iterable[Span]) -> float:
