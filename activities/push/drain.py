@@ -236,6 +236,7 @@ class Drainer:
                     held=r.held,
                     start_stamp=r.start_stamp,
                     tries=r.tries,
+                    leased_until=r.lease_until,
                 )
                 for r in found
                 if r.action == "send"
@@ -260,8 +261,9 @@ class Drainer:
 
     async def _pass(self, batch: Batch) -> None:
         """Send a batch and settle it, retrying the settle through an outage for as long as it
-        lasts: only rows whose lease this drainer still holds are written, so a late settle is
-        safe, and until it lands the next drainer sees the marks and repeats no alert. Stopping,
+        lasts: only rows this take still holds are written as outcomes, so a late settle is safe
+        (it only gives back an alert that did not go), and until it lands the next drainer sees
+        the marks and repeats no alert. Stopping,
         or a failure that is not the database's, drops the outcomes (the marks keep that safe)."""
         sent = await self.send(batch)
         wait = self._config.poll_s
@@ -417,7 +419,7 @@ class Drainer:
             wait = cap if outcome.result is Result.WRONG else backoff(row.tries + 1, first, cap)
             dead_at = outcome.dead_at_ms / 1000 if outcome.dead_at_ms is not None else None
             at = (row.id, row.device_id, outcome.result.value, row.token, row.event, row.want_stamp)
-            rows.append((*at, upto, s.routine, wait, dead_at))
+            rows.append((*at, upto, s.routine, wait, dead_at, row.leased_until))
             who = (row.fixture_id, s.event_key, s.effect, row.device_id, row.id)
             kind = "push_to_start" if row.event == "start" else "update"
             for number, a in enumerate(outcome.attempts, start=row.tries + 1):

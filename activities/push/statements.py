@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from activities.push.answers import Outcome
@@ -77,7 +78,7 @@ WITH due AS (
         updated_at = now()
     FROM decided s WHERE la.id = s.id
     RETURNING la.id, la.fixture_id, la.device_id, s.token, s.action, s.needs_start, s.want_end,
-              s.want_stamp,
+              s.want_stamp, la.lease_until,
               CASE WHEN (s.needs_start AND NOT s.lost AND NOT s.expired) OR s.carried THEN s.alert_stamp
               END AS alert_stamp,
               s.alert_stamp IS NOT NULL AND NOT (s.lost OR s.expired OR s.needs_start OR s.carried) AS held,
@@ -117,8 +118,8 @@ WITH r AS (
         CAST(:ids AS bigint[]), CAST(:devices AS uuid[]), CAST(:results AS text[]),
         CAST(:tokens AS text[]), CAST(:events AS text[]), CAST(:sent AS bigint[]),
         CAST(:alert_upto AS bigint[]), CAST(:routine AS boolean[]), CAST(:backoff AS float8[]),
-        CAST(:dead_at AS float8[])
-    ) AS r(id, device_id, result, token, event, sent, alert_upto, routine, backoff_s, dead_at)
+        CAST(:dead_at AS float8[]), CAST(:leased_until AS timestamptz[])
+    ) AS r(id, device_id, result, token, event, sent, alert_upto, routine, backoff_s, dead_at, leased_until)
 ), settled AS (
     UPDATE live_activity la SET
         sent_stamp = CASE WHEN {_DELIVERED} THEN GREATEST(la.sent_stamp, r.sent) ELSE la.sent_stamp END,
@@ -147,8 +148,19 @@ WITH r AS (
                  OR (la.alert_stamp IS NOT NULL AND NOT coalesce(la.alert_stamp <= r.alert_upto, false))
             THEN now() END,
         updated_at = now()
-    FROM r JOIN device d ON d.id = r.device_id WHERE la.id = r.id AND la.lease_owner = :me
+    FROM r JOIN device d ON d.id = r.device_id
+    WHERE la.id = r.id AND la.lease_owner = :me AND la.lease_until = r.leased_until
     RETURNING la.id
+), given_back AS (
+    -- Taken again since: that take dropped the alert this request carried as in doubt. An answer
+    -- that did not deliver makes it owed again, unless a newer alert replaced it or the end went.
+    UPDATE live_activity la SET alert_stamp = r.alert_upto, next_try_at = now(), updated_at = now()
+    FROM r
+    WHERE la.id = r.id AND la.lease_until IS DISTINCT FROM r.leased_until
+      AND r.result IN ('retry', 'wrong', 'dead', 'withheld') AND r.event <> 'start'
+      AND r.alert_upto IS NOT NULL AND la.alert_stamp IS NULL AND la.status <> 'ended'
+      AND NOT EXISTS (SELECT FROM la_push p
+                      WHERE p.fixture_id = la.fixture_id AND p.stamp > r.alert_upto AND p.alert IS NOT NULL)
 ), dead_starts AS (
     UPDATE device d SET push_to_start_active = false
     FROM r WHERE r.result = 'dead' AND r.event = 'start' AND d.id = r.device_id AND {_START_OFF}
@@ -169,10 +181,13 @@ WITH r AS (
 )
 SELECT count(*) FROM settled
 """
-"""Write a batch's outcomes (doc, "Draining") where this drainer still holds the lease, switch
-dead tokens off, and log every request. A dead token's row is parked (waiting for a report) where
+"""Write a batch's outcomes (doc, "Draining") where this drainer's take still holds the row, give
+back an alert a later take dropped although its request did not deliver, switch dead tokens off,
+and log every request. A dead token's row is parked (waiting for a report) where
 its token went off, and backs off where the token stays on (registered again since APNs' 410)."""
-ROW_ARRAYS = tuple("ids devices results tokens events sent alert_upto routine backoff dead_at".split())
+ROW_ARRAYS = tuple(
+    "ids devices results tokens events sent alert_upto routine backoff dead_at leased_until".split()
+)
 ATTEMPT_ARRAYS = tuple(
     f"a_{name}"
     for name in "fixture event_key effect device activity kind attempt priority bytes apns_id status reason"
@@ -214,6 +229,8 @@ class Row:
     start_stamp: int | None
     """A start's: its generation's start push (the attributes)."""
     tries: int
+    leased_until: datetime
+    """The lease this take set: it names the take, so only its own outcome is written as one."""
 
 
 @dataclass(frozen=True)

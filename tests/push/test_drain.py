@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -356,3 +356,72 @@ async def test_a_full_cache_of_published_pushes_delays_no_batch(
     assert await db.fetchval("SELECT max(tries) FROM live_activity") == 0
     got = await accepted(sim, [a.push_token for a in (*here, *there)])
     assert all(pushes for pushes in got.values())
+
+
+async def late_refusal(
+    db: asyncpg.Connection,
+    sim: PushSim,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    push_settings: Settings,
+    goal: int,
+    meanwhile: Callable[[], Awaitable[None]] | None = None,
+) -> list[Any]:
+    """A goal's request answered 503 whose settle lands only after a successor took the row (the
+    drainer lost Postgres past its lease), `meanwhile` done before the successor's take."""
+    activities = await seed.running_activities(db, 3)
+    # Requests may start for 0.5 s after the take; the lease lapses 2.6 s after it.
+    cut_off = Drainer(engine, apns_client, config(push_settings, lease_s=2.6, request_timeout=0.5))
+    successor = Drainer(engine, apns_client, config(push_settings))
+    await answered_once(successor, db, goal - 2)
+    await answered_once(cut_off, db, goal - 1)
+    await publish(db, goal)
+    await sim.fault(status=503, count=3)
+    refused = await cut_off.send(await cut_off.take())
+    assert {s.outcome.result.value for s in refused} == {"retry"} and all(s.row.alert_stamp for s in refused)
+    await asyncio.sleep(2.7)
+    if meanwhile is not None:
+        await meanwhile()
+    await successor.settle(await successor.send(await successor.take()))
+    await cut_off.settle(refused)
+    return activities
+
+
+async def test_an_alert_refused_by_apns_and_settled_after_the_lease_is_still_sent(
+    db: asyncpg.Connection,
+    sim: PushSim,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    push_settings: Settings,
+) -> None:
+    """An alert APNs refused (503) was dropped as in doubt when the refusal's settle came after the
+    lease (Postgres away): the phone showed the goal's score but never its alert."""
+    await seed.fixture(db)
+    goal = int(time.time())
+    activities = await late_refusal(db, sim, engine, apns_client, push_settings, goal)
+    async with running(Drainer(engine, apns_client, config(push_settings))):
+        await eventually(lambda: all_sent(db, goal, 3, alerts_too=True), within=10)
+    got = await accepted(sim, [a.push_token for a in activities])
+    assert all([p["timestamp"] for p in pushes if "alert" in p] == [goal] for pushes in got.values())
+
+
+async def test_a_late_refusal_gives_back_no_alert_a_newer_one_replaced(
+    db: asyncpg.Connection,
+    sim: PushSim,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    push_settings: Settings,
+) -> None:
+    """A refused goal alert whose settle comes late is not owed again once a newer alert was
+    published: the phone never shows an older key moment after a newer one."""
+    await seed.fixture(db)
+    goal = int(time.time())
+    red_card = goal + 1
+    activities = await late_refusal(
+        db, sim, engine, apns_client, push_settings, goal, lambda: publish(db, red_card)
+    )
+    async with running(Drainer(engine, apns_client, config(push_settings))):
+        await eventually(lambda: all_sent(db, red_card, 3, alerts_too=True), within=10)
+        await asyncio.sleep(0.5)
+    got = await accepted(sim, [a.push_token for a in activities])
+    assert all([p["timestamp"] for p in pushes if "alert" in p] == [red_card] for pushes in got.values())
