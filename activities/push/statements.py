@@ -62,6 +62,8 @@ WITH due AS (
         lease_until = CASE WHEN s.action = 'send' THEN now() + make_interval(secs => :lease) END,
         alert_stamp = CASE WHEN s.action = 'send' AND (s.lost OR s.expired) THEN NULL
                            ELSE s.alert_stamp END,
+        alert_dropped_stamp = CASE WHEN s.action = 'send' AND s.lost THEN s.alert_stamp
+                                   ELSE la.alert_dropped_stamp END,
         alert_marked_at = CASE
             WHEN s.action = 'send' AND (s.needs_start OR s.carried) THEN now()
             WHEN s.action = 'send' OR s.action = 'close' THEN NULL
@@ -152,13 +154,15 @@ WITH r AS (
     WHERE la.id = r.id AND la.lease_owner = :me AND la.lease_until = r.leased_until
     RETURNING la.id
 ), given_back AS (
-    -- Taken again since: that take dropped the alert this request carried as in doubt. An answer
-    -- that did not deliver makes it owed again, unless a newer alert replaced it or the end went.
-    UPDATE live_activity la SET alert_stamp = r.alert_upto, next_try_at = now(), updated_at = now()
+    -- Taken again since, by a take that dropped the alert this request carried as in doubt: an
+    -- answer that did not deliver makes it owed again, unless a newer alert replaced it or the
+    -- end went. (A settle retried after its commit's answer was lost finds no such drop.)
+    UPDATE live_activity la SET alert_stamp = r.alert_upto, alert_dropped_stamp = NULL,
+                                next_try_at = now(), updated_at = now()
     FROM r
     WHERE la.id = r.id AND la.lease_until IS DISTINCT FROM r.leased_until
       AND r.result IN ('retry', 'wrong', 'dead', 'withheld') AND r.event <> 'start'
-      AND r.alert_upto IS NOT NULL AND la.alert_stamp IS NULL AND la.status <> 'ended'
+      AND la.alert_dropped_stamp = r.alert_upto AND la.alert_stamp IS NULL AND la.status <> 'ended'
       AND NOT EXISTS (SELECT FROM la_push p
                       WHERE p.fixture_id = la.fixture_id AND p.stamp > r.alert_upto AND p.alert IS NOT NULL)
 ), dead_starts AS (

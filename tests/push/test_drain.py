@@ -425,3 +425,33 @@ async def test_a_late_refusal_gives_back_no_alert_a_newer_one_replaced(
         await asyncio.sleep(0.5)
     got = await accepted(sim, [a.push_token for a in activities])
     assert all([p["timestamp"] for p in pushes if "alert" in p] == [red_card] for pushes in got.values())
+
+
+async def test_a_settle_retried_after_its_commit_gives_back_no_delivered_alert(
+    db: asyncpg.Connection,
+    sim: PushSim,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    push_settings: Settings,
+) -> None:
+    """A refusal's settle that committed but is written again (its commit's answer lost) after
+    another drainer delivered the alert must not make the alert owed a second time."""
+    await seed.fixture(db)
+    activities = await seed.running_activities(db, 3)
+    goal = int(time.time())
+    first = Drainer(engine, apns_client, config(push_settings))
+    second = Drainer(engine, apns_client, config(push_settings))
+    await answered_once(second, db, goal - 2)
+    await answered_once(first, db, goal - 1)
+    await publish(db, goal)
+    await sim.fault(status=503, count=3)
+    refused = await first.send(await first.take())
+    assert {s.outcome.result.value for s in refused} == {"retry"}
+    await first.settle(refused)
+    await db.execute("UPDATE live_activity SET next_try_at = now()")
+    await second.settle(await second.send(await second.take()))
+    assert await all_sent(db, goal, 3, alerts_too=True)
+    await first.settle(refused)
+    assert await db.fetchval("SELECT count(*) FROM live_activity WHERE alert_stamp IS NOT NULL") == 0
+    got = await accepted(sim, [a.push_token for a in activities])
+    assert all([p["timestamp"] for p in pushes if "alert" in p] == [goal] for pushes in got.values())

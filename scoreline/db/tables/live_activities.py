@@ -64,6 +64,11 @@ live_activity = Table(
     Column(
         "alert_marked_stamp", BigInteger, comment="what that request carried: its alert's (or start's) stamp"
     ),
+    Column(
+        "alert_dropped_stamp",
+        BigInteger,
+        comment="the alert the last take dropped as in doubt, until a late answer that did not deliver gives it back",
+    ),
     Column("sent_stamp", BigInteger, comment="the newest stamp APNs accepted for the current token"),
     Column(
         "next_try_at",
