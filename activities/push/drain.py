@@ -40,6 +40,7 @@ from activities.push.outcomes import Verdict, classify
 from activities.push.payloads import compose, variants
 from activities.push.statements import (
     ATTEMPT_ARRAYS,
+    LOCK_BATCH,
     OWED,
     PUBLISHED,
     ROW_ARRAYS,
@@ -237,6 +238,7 @@ class Drainer:
                     start_stamp=r.start_stamp,
                     tries=r.tries,
                     leased_until=r.lease_until,
+                    marked_at=r.alert_marked_at,
                 )
                 for r in found
                 if r.action == "send"
@@ -254,8 +256,10 @@ class Drainer:
         """Write `sent` (`SETTLE`); how many rows this drainer still held the lease of."""
         if not sent:
             return 0
+        params = self._settle_params(sent)
         async with self._engine.begin() as conn:
-            count = (await conn.execute(text(SETTLE), self._settle_params(sent))).scalar_one()
+            await conn.execute(text(LOCK_BATCH), {"ids": params["ids"]})
+            count = (await conn.execute(text(SETTLE), params)).scalar_one()
         self._reached()
         return int(count)
 
@@ -419,7 +423,7 @@ class Drainer:
             wait = cap if outcome.result is Result.WRONG else backoff(row.tries + 1, first, cap)
             dead_at = outcome.dead_at_ms / 1000 if outcome.dead_at_ms is not None else None
             at = (row.id, row.device_id, outcome.result.value, row.token, row.event, row.want_stamp)
-            rows.append((*at, upto, s.routine, wait, dead_at, row.leased_until))
+            rows.append((*at, upto, s.routine, wait, dead_at, row.leased_until, row.marked_at))
             who = (row.fixture_id, s.event_key, s.effect, row.device_id, row.id)
             kind = "push_to_start" if row.event == "start" else "update"
             for number, a in enumerate(outcome.attempts, start=row.tries + 1):

@@ -64,6 +64,8 @@ WITH due AS (
                            ELSE s.alert_stamp END,
         alert_dropped_stamp = CASE WHEN s.action = 'send' AND s.lost THEN s.alert_stamp
                                    ELSE la.alert_dropped_stamp END,
+        alert_dropped_mark = CASE WHEN s.action = 'send' AND s.lost THEN s.alert_marked_at
+                                  ELSE la.alert_dropped_mark END,
         alert_marked_at = CASE
             WHEN s.action = 'send' AND (s.needs_start OR s.carried) THEN now()
             WHEN s.action = 'send' OR s.action = 'close' THEN NULL
@@ -80,7 +82,7 @@ WITH due AS (
         updated_at = now()
     FROM decided s WHERE la.id = s.id
     RETURNING la.id, la.fixture_id, la.device_id, s.token, s.action, s.needs_start, s.want_end,
-              s.want_stamp, la.lease_until,
+              s.want_stamp, la.lease_until, la.alert_marked_at,
               CASE WHEN (s.needs_start AND NOT s.lost AND NOT s.expired) OR s.carried THEN s.alert_stamp
               END AS alert_stamp,
               s.alert_stamp IS NOT NULL AND NOT (s.lost OR s.expired OR s.needs_start OR s.carried) AS held,
@@ -114,18 +116,28 @@ _START_OFF = (
 )
 """APNs' 410 switches the push-to-start token off unless the device registered it again since."""
 
+LOCK_BATCH = """
+SELECT id FROM live_activity WHERE id = ANY(CAST(:ids AS bigint[])) ORDER BY id FOR UPDATE
+"""
+"""Run before `SETTLE` in its transaction: a take of these rows still open commits first, so
+`SETTLE`'s snapshot sees it (a row changed by a take after that snapshot would be skipped by
+`given_back` unseen), and settles lock in one order."""
+
 SETTLE = f"""
 WITH r AS (
     SELECT * FROM unnest(
         CAST(:ids AS bigint[]), CAST(:devices AS uuid[]), CAST(:results AS text[]),
         CAST(:tokens AS text[]), CAST(:events AS text[]), CAST(:sent AS bigint[]),
         CAST(:alert_upto AS bigint[]), CAST(:routine AS boolean[]), CAST(:backoff AS float8[]),
-        CAST(:dead_at AS float8[]), CAST(:leased_until AS timestamptz[])
-    ) AS r(id, device_id, result, token, event, sent, alert_upto, routine, backoff_s, dead_at, leased_until)
+        CAST(:dead_at AS float8[]), CAST(:leased_until AS timestamptz[]), CAST(:marked_at AS timestamptz[])
+    ) AS r(id, device_id, result, token, event, sent, alert_upto, routine, backoff_s, dead_at, leased_until,
+           marked_at)
 ), settled AS (
     UPDATE live_activity la SET
         sent_stamp = CASE WHEN {_DELIVERED} THEN GREATEST(la.sent_stamp, r.sent) ELSE la.sent_stamp END,
+        -- An end APNs accepted closes the activity: an alert still owed could no longer show.
         alert_stamp = CASE WHEN r.result IN ('sent', 'impossible', 'unknown') AND la.alert_stamp <= r.alert_upto
+                                OR r.result = 'sent' AND r.event = 'end' AND {_SAME}
                            THEN NULL ELSE la.alert_stamp END,
         started_at = CASE WHEN r.result = 'sent' AND r.event = 'start'
                           THEN coalesce(la.started_at, now()) ELSE la.started_at END,
@@ -154,17 +166,18 @@ WITH r AS (
     WHERE la.id = r.id AND la.lease_owner = :me AND la.lease_until = r.leased_until
     RETURNING la.id
 ), given_back AS (
-    -- Taken again since, by a take that dropped the alert this request carried as in doubt: an
-    -- answer that did not deliver makes it owed again, unless a newer alert replaced it or the
-    -- end went. (A settle retried after its commit's answer was lost finds no such drop.)
-    UPDATE live_activity la SET alert_stamp = r.alert_upto, alert_dropped_stamp = NULL,
-                                next_try_at = now(), updated_at = now()
+    -- Taken again since, by a take that dropped as in doubt the alert this very request carried
+    -- (its mark names it): an answer that did not deliver makes that alert owed again, unless a
+    -- newer alert replaced it, the end went, or the device stopped following.
+    UPDATE live_activity la SET alert_stamp = la.alert_dropped_stamp, alert_dropped_stamp = NULL,
+                                alert_dropped_mark = NULL, next_try_at = now(), updated_at = now()
     FROM r
     WHERE la.id = r.id AND la.lease_until IS DISTINCT FROM r.leased_until
-      AND r.result IN ('retry', 'wrong', 'dead', 'withheld') AND r.event <> 'start'
-      AND la.alert_dropped_stamp = r.alert_upto AND la.alert_stamp IS NULL AND la.status <> 'ended'
-      AND NOT EXISTS (SELECT FROM la_push p
-                      WHERE p.fixture_id = la.fixture_id AND p.stamp > r.alert_upto AND p.alert IS NOT NULL)
+      AND la.alert_dropped_mark = r.marked_at AND r.result IN ('retry', 'wrong', 'dead', 'withheld')
+      AND la.alert_stamp IS NULL AND la.status <> 'ended'
+      AND EXISTS (SELECT FROM follow f WHERE f.device_id = la.device_id AND f.fixture_id = la.fixture_id)
+      AND NOT EXISTS (SELECT FROM la_push p WHERE p.fixture_id = la.fixture_id
+                      AND p.stamp > la.alert_dropped_stamp AND p.alert IS NOT NULL)
 ), dead_starts AS (
     UPDATE device d SET push_to_start_active = false
     FROM r WHERE r.result = 'dead' AND r.event = 'start' AND d.id = r.device_id AND {_START_OFF}
@@ -190,7 +203,7 @@ back an alert a later take dropped although its request did not deliver, switch 
 and log every request. A dead token's row is parked (waiting for a report) where
 its token went off, and backs off where the token stays on (registered again since APNs' 410)."""
 ROW_ARRAYS = tuple(
-    "ids devices results tokens events sent alert_upto routine backoff dead_at leased_until".split()
+    "ids devices results tokens events sent alert_upto routine backoff dead_at leased_until marked_at".split()
 )
 ATTEMPT_ARRAYS = tuple(
     f"a_{name}"
@@ -235,6 +248,9 @@ class Row:
     tries: int
     leased_until: datetime
     """The lease this take set: it names the take, so only its own outcome is written as one."""
+    marked_at: datetime | None
+    """The alert mark this take set (its request carries an alert or is a start): it names the
+    request whose outcome a later take may find in doubt."""
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,12 @@ from typing import Any
 
 import asyncpg
 import pytest
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from activities.push.apns import ApnsClient
 from activities.push.drain import DrainConfig, Drainer
+from activities.push.statements import TAKE
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.settings import Settings
 from tests.push import seed
@@ -86,6 +88,16 @@ async def accepted(sim: PushSim, tokens: Iterable[str]) -> dict[str, list[dict[s
         if push["token"] in wanted and push["status"] == 200:
             found[push["token"]].append(push["payload"]["aps"])
     return found
+
+
+async def drained(drainer: Drainer) -> None:
+    """Run `drainer` until nothing is owed."""
+    async with running(drainer):
+
+        async def nothing_owed() -> bool:
+            return await drainer.owed() == (0, 0.0)
+
+        await eventually(nothing_owed, within=10)
 
 
 async def all_sent(db: asyncpg.Connection, stamp: int, count: int, *, alerts_too: bool = False) -> bool:
@@ -420,9 +432,7 @@ async def test_a_late_refusal_gives_back_no_alert_a_newer_one_replaced(
     activities = await late_refusal(
         db, sim, engine, apns_client, push_settings, goal, lambda: publish(db, red_card)
     )
-    async with running(Drainer(engine, apns_client, config(push_settings))):
-        await eventually(lambda: all_sent(db, red_card, 3, alerts_too=True), within=10)
-        await asyncio.sleep(0.5)
+    await drained(Drainer(engine, apns_client, config(push_settings)))
     got = await accepted(sim, [a.push_token for a in activities])
     assert all([p["timestamp"] for p in pushes if "alert" in p] == [red_card] for pushes in got.values())
 
@@ -455,3 +465,138 @@ async def test_a_settle_retried_after_its_commit_gives_back_no_delivered_alert(
     assert await db.fetchval("SELECT count(*) FROM live_activity WHERE alert_stamp IS NOT NULL") == 0
     got = await accepted(sim, [a.push_token for a in activities])
     assert all([p["timestamp"] for p in pushes if "alert" in p] == [goal] for pushes in got.values())
+
+
+async def test_a_late_refusal_settled_while_the_successor_takes_still_gives_the_alert_back(
+    db: asyncpg.Connection,
+    sim: PushSim,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    push_settings: Settings,
+) -> None:
+    """A late settle that ran while a successor's take of its rows was still open skipped them
+    unseen (its snapshot predated the take), and the refused goal alert was lost."""
+    await seed.fixture(db)
+    activities = await seed.running_activities(db, 3)
+    goal = int(time.time())
+    cut_off = Drainer(engine, apns_client, config(push_settings, lease_s=2.6, request_timeout=0.5))
+    await answered_once(cut_off, db, goal - 1)
+    await publish(db, goal)
+    await sim.fault(status=503, count=3)
+    refused = await cut_off.send(await cut_off.take())
+    assert {s.outcome.result.value for s in refused} == {"retry"}
+    await asyncio.sleep(2.7)
+    async with engine.begin() as conn:
+        taken = await conn.execute(
+            text(TAKE),
+            {
+                "environment": "sandbox",
+                "limit": 10,
+                "me": "successor",
+                "lease": 30.0,
+                "grace": 1.0,
+                "carry_alerts": True,
+            },
+        )
+        assert len(taken.all()) == 3
+        settling = asyncio.create_task(cut_off.settle(refused))
+
+        async def settle_waits() -> bool:
+            waiting = await db.fetchval(
+                """SELECT count(*) FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock'"""
+            )
+            return bool(waiting)
+
+        await eventually(settle_waits, within=10)
+    await settling
+    # The successor's request went nowhere (its worker died): its lease lapses in 30 s; skip that.
+    await db.execute("UPDATE live_activity SET lease_until = now(), next_try_at = now()")
+    async with running(Drainer(engine, apns_client, config(push_settings))):
+        await eventually(lambda: all_sent(db, goal, 3, alerts_too=True), within=10)
+    got = await accepted(sim, [a.push_token for a in activities])
+    assert all([p["timestamp"] for p in pushes if "alert" in p] == [goal] for pushes in got.values())
+
+
+async def test_a_late_refusal_gives_back_no_alert_a_later_request_may_have_shown(
+    db: asyncpg.Connection,
+    sim: PushSim,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    push_settings: Settings,
+) -> None:
+    """A refusal settled again after its commit's answer was lost gave back an alert that a later
+    request had carried and a third take had then dropped in doubt: the phone showed it twice."""
+    await seed.fixture(db)
+    activities = await seed.running_activities(db, 3)
+    goal = int(time.time())
+    first = Drainer(engine, apns_client, config(push_settings))
+    lost = Drainer(engine, apns_client, config(push_settings, lease_s=2.6, request_timeout=0.5))
+    third = Drainer(engine, apns_client, config(push_settings))
+    for number, drainer in enumerate((first, lost, third), start=3):
+        await answered_once(drainer, db, goal - number)
+    await publish(db, goal)
+    await sim.fault(status=503, count=3)
+    refused = await first.send(await first.take())
+    assert {s.outcome.result.value for s in refused} == {"retry"}
+    await first.settle(refused)  # committed; its answer lost, so it will be written again
+    await db.execute("UPDATE live_activity SET next_try_at = now()")
+    shown = await lost.send(await lost.take())  # delivered; its worker dies before the settle
+    assert {s.outcome.result.value for s in shown} == {"sent"}
+    await asyncio.sleep(2.7)
+    await third.settle(await third.send(await third.take()))
+    await first.settle(refused)
+    await drained(Drainer(engine, apns_client, config(push_settings)))
+    got = await accepted(sim, [a.push_token for a in activities])
+    assert all([p["timestamp"] for p in pushes if "alert" in p] == [goal] for pushes in got.values())
+
+
+async def test_an_alert_a_refused_start_carried_is_still_sent(
+    db: asyncpg.Connection,
+    sim: PushSim,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    push_settings: Settings,
+) -> None:
+    """A goal alert riding on a push-to-start that APNs refused (503), settled only after the start
+    went again quietly, never reached the phone."""
+    await seed.fixture(db)
+    kick_off = int(time.time()) - 10
+    cut_off = Drainer(engine, apns_client, config(push_settings, lease_s=2.6, request_timeout=0.5))
+    successor = Drainer(engine, apns_client, config(push_settings))
+    await seed.running_activities(db, 1)
+    await answered_once(cut_off, db, kick_off - 2)
+    await answered_once(successor, db, kick_off - 1)
+    await db.execute("DELETE FROM live_activity")
+    followers = await seed.followers(db, 3)
+    await publish(db, kick_off, event="start", alert=False)
+    await db.execute(
+        """INSERT INTO live_activity (device_id, fixture_id, want_stamp, next_try_at)
+        SELECT unnest($1::uuid[]), $2, $3::bigint, now()""",
+        [f.device_id for f in followers],
+        seed.FIXTURE_ID,
+        kick_off,
+    )
+    goal = kick_off + 1
+    await publish(db, goal)
+    await sim.fault(status=503, count=3)
+    refused = await cut_off.send(await cut_off.take())
+    assert {(s.row.event, s.outcome.result.value) for s in refused} == {("start", "retry")}
+    await asyncio.sleep(2.7)
+    await successor.settle(await successor.send(await successor.take()))
+    await cut_off.settle(refused)
+    tokens = {f.device_id: seed.apns_token() for f in followers}
+    for device_id, token in tokens.items():  # the apps report their activities' update tokens
+        await db.execute(
+            "UPDATE live_activity SET push_token = $2, next_try_at = now() WHERE device_id = $1",
+            device_id,
+            token,
+        )
+    async with running(Drainer(engine, apns_client, config(push_settings))):
+        await eventually(lambda: all_sent(db, goal, 3, alerts_too=True), within=10)
+    starts = await accepted(sim, [f.push_to_start_token for f in followers])
+    updates = await accepted(sim, tokens.values())
+    for follower in followers:
+        shown = starts[follower.push_to_start_token] + updates[tokens[follower.device_id]]
+        goals = [p["timestamp"] for p in shown if p.get("alert", {}).get("title", "").startswith("GOAL!")]
+        assert goals == [goal]

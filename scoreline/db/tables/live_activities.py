@@ -69,6 +69,11 @@ live_activity = Table(
         BigInteger,
         comment="the alert the last take dropped as in doubt, until a late answer that did not deliver gives it back",
     ),
+    Column(
+        "alert_dropped_mark",
+        DateTime(timezone=True),
+        comment="the alert_marked_at of the request whose outcome was in doubt when its alert was dropped",
+    ),
     Column("sent_stamp", BigInteger, comment="the newest stamp APNs accepted for the current token"),
     Column(
         "next_try_at",
