@@ -13,9 +13,11 @@ import asyncio
 import os
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import asyncpg
+import httpx
 import pytest
 import redis.asyncio as aioredis
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -23,6 +25,7 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from api.app import create_app
 from devkit.devstack.embedded import temporal_cli_path
 from devkit.devstack.stack import PORTS_VARIABLE
 from scoreline.db import migrate
@@ -31,7 +34,10 @@ from scoreline.db.urls import asyncpg_dsn, with_database
 from scoreline.settings import Settings
 from scoreline.temporal.client import connect
 from scoreline.temporal.tracing import TraceInterceptor
+from tests.commands.harness import Road, road_settings, running_api, spread_fixture_ids
+from tests.support.http import serve
 from tests.support.services import postgres_server, redis_server
+from tests.support.worker import own_redis, running_worker
 
 # Every `scoreline dev` the suite starts puts its parts on free ports: the suite runs in two
 # processes (`make test`), and two stacks starting at once would both find 8233 free and race for it.
@@ -111,8 +117,16 @@ async def redis_server_url() -> AsyncIterator[str]:
 
 
 @pytest.fixture
-async def redis_url(redis_server_url: str, worker_id_number: int) -> AsyncIterator[str]:
-    """A numbered Redis database for this test, empty at start and emptied after."""
+async def redis_url(
+    request: pytest.FixtureRequest, redis_server_url: str, worker_id_number: int
+) -> AsyncIterator[str]:
+    """A numbered Redis database for this test, empty at start and emptied after; a Redis server
+    of the test's own when it is marked `own_redis` (its workers share state no other run may see)."""
+    if request.node.get_closest_marker("own_redis") is not None:
+        tmp_path: Path = request.getfixturevalue("tmp_path")
+        async with own_redis(tmp_path / "redis") as own:
+            yield own
+        return
     base = redis_server_url.rsplit("/", 1)[0]
     url = f"{base}/{REDIS_TEST_DBS[worker_id_number % len(REDIS_TEST_DBS)]}"
     client = aioredis.Redis.from_url(url)
@@ -235,3 +249,21 @@ async def redis(redis_url: str) -> AsyncIterator[aioredis.Redis]:
         yield client
     finally:
         await client.aclose()
+
+
+@pytest.fixture
+async def api(database_url: str, redis_url: str) -> AsyncIterator[httpx.AsyncClient]:
+    """The API over real HTTP on this test's database and Redis, without Temporal (for routes that
+    need no workflow)."""
+    settings = Settings(database_url=database_url, redis_url=redis_url, log_format="json")
+    async with serve(create_app(settings)) as url, httpx.AsyncClient(base_url=url) as client:
+        yield client
+
+
+@pytest.fixture
+async def road(settings: Settings, database_url: str, temporal_client: Client) -> AsyncIterator[Road]:
+    """The command road: the API and a worker on this test's database and task queue."""
+    await spread_fixture_ids(database_url)
+    tuned = road_settings(settings)
+    async with running_worker(temporal_client, tuned), running_api(tuned, database_url) as road:
+        yield road

@@ -5,17 +5,12 @@ The routes here never touch Temporal, so the settings leave it out and these tes
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
-import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from api.app import create_app
 from scoreline.db.tables import fixture
-from scoreline.settings import Settings
-from tests.support.http import serve
 
 PROVIDER_FIXTURE = 81000001
 OTHER_PROVIDER_FIXTURE = 81000002
@@ -40,10 +35,3 @@ async def provider_fixtures(engine: AsyncEngine) -> tuple[int, int]:
                 )
             )
     return PROVIDER_FIXTURE, OTHER_PROVIDER_FIXTURE
-
-
-@pytest.fixture
-async def api(database_url: str, redis_url: str) -> AsyncIterator[httpx.AsyncClient]:
-    settings = Settings(database_url=database_url, redis_url=redis_url, log_format="json")
-    async with serve(create_app(settings)) as url, httpx.AsyncClient(base_url=url) as client:
-        yield client

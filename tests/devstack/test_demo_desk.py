@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from temporalio.client import Client
 
 from devkit.devstack.demo_desk import (
     FINAL_SCORE,
@@ -23,21 +21,10 @@ from devkit.devstack.demo_desk import (
 from devkit.devstack.monitor import AnnouncedMatches, MatchLine, all_over
 from scoreline.accounts.store import create_desk
 from scoreline.readmodel.views import MatchView
-from scoreline.settings import Settings
-from tests.commands.harness import Road, road_settings, running_api, spread_fixture_ids
+from tests.commands.harness import Road
 from tests.support.waiting import eventually
-from tests.support.worker import running_worker
 
 pytestmark = pytest.mark.timeout(180)
-
-
-@pytest.fixture
-async def road(settings: Settings, database_url: str, temporal_client: Client) -> AsyncIterator[Road]:
-    """API + worker on this test's database and task queue, like tests/commands."""
-    await spread_fixture_ids(database_url)
-    tuned = road_settings(settings)
-    async with running_worker(temporal_client, tuned), running_api(tuned, database_url) as road:
-        yield road
 
 
 async def test_the_scripted_match_is_played_through_the_api_and_ends_as_scripted(

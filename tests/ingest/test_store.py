@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +14,6 @@ from activities.ingest.store import IngestStore
 from activities.provider.normaliser import normalise_fixture
 from domain.moments import KeyMoment
 from domain.snapshot import MatchState, Snapshot
-from scoreline.db.engine import create_engine
-from scoreline.db.urls import asyncpg_dsn
 
 RECORDINGS = Path(__file__).resolve().parents[2] / "recordings"
 
@@ -29,20 +26,6 @@ def snapshots(name: str) -> list[Snapshot]:
 def expected(name: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((RECORDINGS / f"{name}.expected.json").read_text())
     return data
-
-
-@pytest.fixture
-async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = create_engine(database_url, pool_size=2)
-    yield engine
-    await engine.dispose()
-
-
-@pytest.fixture
-async def db(database_url: str) -> AsyncIterator[asyncpg.Connection]:
-    connection = await asyncpg.connect(asyncpg_dsn(database_url))
-    yield connection
-    await connection.close()
 
 
 async def _table_counts(db: asyncpg.Connection) -> dict[str, int]:

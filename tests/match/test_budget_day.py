@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -21,9 +20,9 @@ from temporalio.client import Client
 from scoreline.settings import Settings
 from tests.match.harness import fast_settings, start_match, stored_outcome
 from tests.support.provider import Provider, expected, line_times, running_provider
-from tests.support.worker import WorkerProcess, own_redis, worker_processes
+from tests.support.worker import WorkerProcess, worker_processes
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.timeout(240), pytest.mark.own_redis]
 
 NAME = "football-three-matches"
 END_OF_RECORDING = 10_000.0
@@ -39,13 +38,6 @@ so it refuses some."""
 PRE_KICKOFF = 12.0
 """Seconds the run holds the clock before kick-off, as a match day starts."""
 REFUSED = "scoreline_provider_budget_refused_total"
-
-
-@pytest.fixture
-async def redis_url(tmp_path: Path) -> AsyncIterator[str]:
-    """The workers' Redis (their shared budget), shared with no other test run (see `own_redis`)."""
-    async with own_redis(tmp_path / "redis") as url:
-        yield url
 
 
 def day_settings(settings: Settings, provider_url: str) -> Settings:

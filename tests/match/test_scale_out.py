@@ -14,7 +14,7 @@ import copy
 import json
 import math
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -29,11 +29,11 @@ from scoreline.settings import Settings
 from scoreline.temporal.match_runs import MatchRuns, match_workflow_id
 from tests.match.harness import end_leftover_run, fast_settings, stored_outcome
 from tests.support.provider import expected, line_times, recording, running_provider
-from tests.support.worker import WorkerProcess, own_redis, worker_processes
+from tests.support.worker import WorkerProcess, worker_processes
 from workers.dependencies import worker_dependencies
 from workflows.match import MatchWorkflow
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.timeout(240), pytest.mark.own_redis]
 
 SOURCE = "football-three-matches"
 UNLIMITED = 10_000_000
@@ -41,13 +41,6 @@ UNLIMITED = 10_000_000
 SECOND_HALF_T = 4500.0
 """Replay time at which all three bundled matches are in their second half (until 6750)."""
 END_OF_RECORDING = 10_000.0
-
-
-@pytest.fixture
-async def redis_url(tmp_path: Path) -> AsyncIterator[str]:
-    """The workers' Redis, shared with no other test run (see `own_redis`)."""
-    async with own_redis(tmp_path / "redis") as url:
-        yield url
 
 
 def cloned(directory: Path, count: int, *, base: int, since: float) -> tuple[Path, dict[int, int]]:

@@ -9,7 +9,6 @@ process runs with its own Redis, as a deployment's worker does.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -19,9 +18,9 @@ from temporalio.client import Client
 from scoreline.settings import Settings
 from tests.match.harness import fast_settings, start_match, stored_outcome
 from tests.support.provider import expected, line_times, running_provider
-from tests.support.worker import own_redis, worker_processes
+from tests.support.worker import worker_processes
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.own_redis]
 
 NAME = "football-three-matches"
 END_OF_RECORDING = 10_000.0
@@ -32,13 +31,6 @@ CALLS = 1200
 window. The window is long enough for the bucket to hold 20 calls, so the floors keep 5 of them
 apart from the board, as an hourly plan's bucket of 33 would."""
 STRETCH = "scoreline_provider_live_poll_stretch"
-
-
-@pytest.fixture
-async def redis_url(tmp_path: Path) -> AsyncIterator[str]:
-    """The worker's Redis (its budget), shared with no other test run (see `own_redis`)."""
-    async with own_redis(tmp_path / "redis") as url:
-        yield url
 
 
 async def test_a_plan_a_third_of_the_poll_rate_still_ends_every_match_as_recorded(

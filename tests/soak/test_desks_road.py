@@ -5,31 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import asyncpg
 import pytest
-from temporalio.client import Client
 
 from devkit.devstack.ports import free_port
 from devkit.soak.desks import DeskPart
 from devkit.soak.model import SoakTargets
 from scoreline.db.urls import asyncpg_dsn
-from scoreline.settings import Settings
-from tests.commands.harness import Road, road_settings, running_api, spread_fixture_ids
+from tests.commands.harness import Road
 from tests.support.waiting import eventually
-from tests.support.worker import running_worker
 
 pytestmark = pytest.mark.timeout(240)
-
-
-@pytest.fixture
-async def road(settings: Settings, database_url: str, temporal_client: Client) -> AsyncIterator[Road]:
-    await spread_fixture_ids(database_url)
-    tuned = road_settings(settings)
-    async with running_worker(temporal_client, tuned), running_api(tuned, database_url) as road:
-        yield road
 
 
 async def boards(database_url: str, fixture_ids: list[int]) -> list[str]:

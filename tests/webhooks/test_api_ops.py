@@ -3,7 +3,6 @@ rotate, a partner key's delay, and precise errors."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
@@ -12,23 +11,13 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from api.app import create_app
 from scoreline.accounts.store import create_desk, create_operator
 from scoreline.feeds.partners import create_partner
-from scoreline.settings import Settings
 from tests.readmodel.rows import MatchLog
-from tests.support.http import serve
 from tests.webhooks import delivery_rows as rows
 
 MATCH = 82_100_001
 HOOK = "https://hooks.acme.example/scores"
-
-
-@pytest.fixture
-async def api(database_url: str, redis_url: str) -> AsyncIterator[httpx.AsyncClient]:
-    settings = Settings(database_url=database_url, redis_url=redis_url, log_format="json")
-    async with serve(create_app(settings)) as url, httpx.AsyncClient(base_url=url) as client:
-        yield client
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -10,22 +9,12 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from api.app import create_app
 from scoreline.feeds.partners import create_partner, revoke_partner
-from scoreline.settings import Settings
 from tests.readmodel.rows import MatchLog
-from tests.support.http import serve
 from tests.webhooks import delivery_rows as rows
 
 MATCH = 82_000_001
 OTHER_MATCH = 82_000_002
-
-
-@pytest.fixture
-async def api(database_url: str, redis_url: str) -> AsyncIterator[httpx.AsyncClient]:
-    settings = Settings(database_url=database_url, redis_url=redis_url, log_format="json")
-    async with serve(create_app(settings)) as url, httpx.AsyncClient(base_url=url) as client:
-        yield client
 
 
 @pytest.fixture
