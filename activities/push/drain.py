@@ -1,11 +1,8 @@
 """The drainer (docs/live-activities.md, concept 7): sends every due mailbox the newest state it owes.
 
-One per worker process. It takes up to a batch of due rows of any fixture (`TAKE`: leased, the
-alert mark set or read in the same statement), sends each one request with bounded concurrency,
-and writes the batch's outcomes and attempts in one statement (`SETTLE`, only where it still holds
-the lease). Batches overlap: the next is taken while the last is still being answered. It is woken
-by `NOTIFY live_activity_due` and polls anyway: the poll is the sweep that finds rows owed by any
-fixture, including those a dead worker leased.
+One per worker process: takes up to a batch of due rows of any fixture (`TAKE`), sends each one
+request, and writes the batch's outcomes in one statement (`SETTLE`); batches overlap. Woken by
+`NOTIFY live_activity_due`, it polls anyway: the poll is the sweep that finds any owed row.
 """
 
 from __future__ import annotations
