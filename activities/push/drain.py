@@ -415,12 +415,10 @@ class Drainer:
         tried: list[tuple[Any, ...]] = []
         for s in sent:
             row, outcome = s.row, s.outcome
-            # A start clears an owed alert at or below its stamp: its state went with it.
-            upto = max(row.want_stamp, row.alert_stamp or 0) if row.event == "start" else row.alert_stamp
             wait = cap if outcome.result is Result.WRONG else backoff(row.tries + 1, first, cap)
             dead_at = outcome.dead_at_ms / 1000 if outcome.dead_at_ms is not None else None
             at = (row.id, row.device_id, outcome.result.value, row.token, row.event, row.want_stamp)
-            rows.append((*at, upto, s.routine, wait, dead_at, row.leased_until, row.marked_at))
+            rows.append((*at, row.alert_stamp, s.routine, wait, dead_at, row.leased_until, row.marked_at))
             who = (row.fixture_id, s.event_key, s.effect, row.device_id, row.id)
             kind = "push_to_start" if row.event == "start" else "update"
             for number, a in enumerate(outcome.attempts, start=row.tries + 1):

@@ -117,7 +117,7 @@ _START_OFF = (
 """APNs' 410 switches the push-to-start token off unless the device registered it again since."""
 
 LOCK_BATCH = """
-SELECT id FROM live_activity WHERE id = ANY(CAST(:ids AS bigint[])) ORDER BY id FOR UPDATE
+SELECT id FROM live_activity WHERE id = ANY(CAST(:ids AS bigint[])) ORDER BY id FOR NO KEY UPDATE
 """
 """Run before `SETTLE` in its transaction: a take of these rows still open commits first, so
 `SETTLE`'s snapshot sees it (a row changed by a take after that snapshot would be skipped by
@@ -128,15 +128,15 @@ WITH r AS (
     SELECT * FROM unnest(
         CAST(:ids AS bigint[]), CAST(:devices AS uuid[]), CAST(:results AS text[]),
         CAST(:tokens AS text[]), CAST(:events AS text[]), CAST(:sent AS bigint[]),
-        CAST(:alert_upto AS bigint[]), CAST(:routine AS boolean[]), CAST(:backoff AS float8[]),
+        CAST(:carried AS bigint[]), CAST(:routine AS boolean[]), CAST(:backoff AS float8[]),
         CAST(:dead_at AS float8[]), CAST(:leased_until AS timestamptz[]), CAST(:marked_at AS timestamptz[])
-    ) AS r(id, device_id, result, token, event, sent, alert_upto, routine, backoff_s, dead_at, leased_until,
+    ) AS r(id, device_id, result, token, event, sent, carried, routine, backoff_s, dead_at, leased_until,
            marked_at)
 ), settled AS (
     UPDATE live_activity la SET
         sent_stamp = CASE WHEN {_DELIVERED} THEN GREATEST(la.sent_stamp, r.sent) ELSE la.sent_stamp END,
         -- An end APNs accepted closes the activity: an alert still owed could no longer show.
-        alert_stamp = CASE WHEN r.result IN ('sent', 'impossible', 'unknown') AND la.alert_stamp <= r.alert_upto
+        alert_stamp = CASE WHEN r.result IN ('sent', 'impossible', 'unknown') AND la.alert_stamp <= r.carried
                                 OR r.result = 'sent' AND r.event = 'end' AND {_SAME}
                            THEN NULL ELSE la.alert_stamp END,
         started_at = CASE WHEN r.result = 'sent' AND r.event = 'start'
@@ -159,18 +159,22 @@ WITH r AS (
             WHEN r.result = 'dead' AND (r.event <> 'start' OR {_START_OFF}) THEN NULL
             WHEN r.result IN ('retry', 'unknown', 'wrong', 'dead') THEN now() + make_interval(secs => r.backoff_s)
             WHEN la.want_stamp > GREATEST(la.sent_stamp, r.sent)
-                 OR (la.alert_stamp IS NOT NULL AND NOT coalesce(la.alert_stamp <= r.alert_upto, false))
+                 OR (la.alert_stamp IS NOT NULL AND NOT coalesce(la.alert_stamp <= r.carried, false))
             THEN now() END,
         updated_at = now()
     FROM r JOIN device d ON d.id = r.device_id
-    WHERE la.id = r.id AND la.lease_owner = :me AND la.lease_until = r.leased_until
+    -- This take still holds the row, or takes since sent nothing (waited or parked: the mark is
+    -- still this request's) and the late outcome is the row's latest.
+    WHERE la.id = r.id AND (la.lease_owner = :me AND la.lease_until = r.leased_until
+                            OR la.lease_until IS NULL AND la.alert_marked_at = r.marked_at)
     RETURNING la.id
 ), given_back AS (
     -- Taken again since, by a take that dropped as in doubt the alert this very request carried
     -- (its mark names it): an answer that did not deliver makes that alert owed again, unless a
     -- newer alert replaced it, the end went, or the device stopped following.
     UPDATE live_activity la SET alert_stamp = la.alert_dropped_stamp, alert_dropped_stamp = NULL,
-                                alert_dropped_mark = NULL, next_try_at = now(), updated_at = now()
+                                alert_dropped_mark = NULL, next_try_at = COALESCE(la.next_try_at, now()),
+                                updated_at = now()
     FROM r
     WHERE la.id = r.id AND la.lease_until IS DISTINCT FROM r.leased_until
       AND la.alert_dropped_mark = r.marked_at AND r.result IN ('retry', 'wrong', 'dead', 'withheld')
@@ -203,7 +207,7 @@ back an alert a later take dropped although its request did not deliver, switch 
 and log every request. A dead token's row is parked (waiting for a report) where
 its token went off, and backs off where the token stays on (registered again since APNs' 410)."""
 ROW_ARRAYS = tuple(
-    "ids devices results tokens events sent alert_upto routine backoff dead_at leased_until marked_at".split()
+    "ids devices results tokens events sent carried routine backoff dead_at leased_until marked_at".split()
 )
 ATTEMPT_ARRAYS = tuple(
     f"a_{name}"

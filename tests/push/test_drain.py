@@ -377,10 +377,10 @@ async def late_refusal(
     apns_client: ApnsClient,
     push_settings: Settings,
     goal: int,
-    meanwhile: Callable[[], Awaitable[None]] | None = None,
+    meanwhile: Callable[[Drainer], Awaitable[None]] | None = None,
 ) -> list[Any]:
     """A goal's request answered 503 whose settle lands only after a successor took the row (the
-    drainer lost Postgres past its lease), `meanwhile` done before the successor's take."""
+    drainer lost Postgres past its lease), `meanwhile(successor)` done before that settle."""
     activities = await seed.running_activities(db, 3)
     # Requests may start for 0.5 s after the take; the lease lapses 2.6 s after it.
     cut_off = Drainer(engine, apns_client, config(push_settings, lease_s=2.6, request_timeout=0.5))
@@ -392,9 +392,9 @@ async def late_refusal(
     refused = await cut_off.send(await cut_off.take())
     assert {s.outcome.result.value for s in refused} == {"retry"} and all(s.row.alert_stamp for s in refused)
     await asyncio.sleep(2.7)
-    if meanwhile is not None:
-        await meanwhile()
     await successor.settle(await successor.send(await successor.take()))
+    if meanwhile is not None:
+        await meanwhile(successor)
     await cut_off.settle(refused)
     return activities
 
@@ -425,13 +425,16 @@ async def test_a_late_refusal_gives_back_no_alert_a_newer_one_replaced(
     push_settings: Settings,
 ) -> None:
     """A refused goal alert whose settle comes late is not owed again once a newer alert was
-    published: the phone never shows an older key moment after a newer one."""
+    published (and shown): the phone never shows an older key moment after a newer one."""
     await seed.fixture(db)
     goal = int(time.time())
     red_card = goal + 1
-    activities = await late_refusal(
-        db, sim, engine, apns_client, push_settings, goal, lambda: publish(db, red_card)
-    )
+
+    async def red_card_shown(successor: Drainer) -> None:
+        await publish(db, red_card)
+        await successor.settle(await successor.send(await successor.take()))
+
+    activities = await late_refusal(db, sim, engine, apns_client, push_settings, goal, red_card_shown)
     await drained(Drainer(engine, apns_client, config(push_settings)))
     got = await accepted(sim, [a.push_token for a in activities])
     assert all([p["timestamp"] for p in pushes if "alert" in p] == [red_card] for pushes in got.values())
@@ -551,15 +554,18 @@ async def test_a_late_refusal_gives_back_no_alert_a_later_request_may_have_shown
     assert all([p["timestamp"] for p in pushes if "alert" in p] == [goal] for pushes in got.values())
 
 
+@pytest.mark.parametrize("late_first", [False, True], ids=["after the quiet start", "before its answer"])
 async def test_an_alert_a_refused_start_carried_is_still_sent(
     db: asyncpg.Connection,
     sim: PushSim,
     engine: AsyncEngine,
     apns_client: ApnsClient,
     push_settings: Settings,
+    late_first: bool,
 ) -> None:
     """A goal alert riding on a push-to-start that APNs refused (503), settled only after the start
-    went again quietly, never reached the phone."""
+    went again quietly, never reached the phone; settled while that quiet start was on its way,
+    the quiet start's own settle took it back."""
     await seed.fixture(db)
     kick_off = int(time.time()) - 10
     cut_off = Drainer(engine, apns_client, config(push_settings, lease_s=2.6, request_timeout=0.5))
@@ -583,8 +589,9 @@ async def test_an_alert_a_refused_start_carried_is_still_sent(
     refused = await cut_off.send(await cut_off.take())
     assert {(s.row.event, s.outcome.result.value) for s in refused} == {("start", "retry")}
     await asyncio.sleep(2.7)
-    await successor.settle(await successor.send(await successor.take()))
-    await cut_off.settle(refused)
+    quiet = await successor.send(await successor.take())
+    for drainer, outcomes in ((cut_off, refused), (successor, quiet))[:: 1 if late_first else -1]:
+        await drainer.settle(outcomes)
     tokens = {f.device_id: seed.apns_token() for f in followers}
     for device_id, token in tokens.items():  # the apps report their activities' update tokens
         await db.execute(
@@ -600,3 +607,38 @@ async def test_an_alert_a_refused_start_carried_is_still_sent(
         shown = starts[follower.push_to_start_token] + updates[tokens[follower.device_id]]
         goals = [p["timestamp"] for p in shown if p.get("alert", {}).get("title", "").startswith("GOAL!")]
         assert goals == [goal]
+
+
+async def test_a_start_answered_after_its_lease_while_a_take_waited_is_not_sent_twice(
+    db: asyncpg.Connection,
+    sim: PushSim,
+    engine: AsyncEngine,
+    apns_client: ApnsClient,
+    push_settings: Settings,
+) -> None:
+    """A push-to-start APNs accepted whose settle came after its lease, once a take had found it in
+    its grace and waited, was thrown away: after the grace the start went again (two activities)."""
+    await seed.fixture(db)
+    followers = await seed.followers(db, 3)
+    kick_off = int(time.time())
+    await publish(db, kick_off, event="start", alert=False)
+    await db.execute(
+        """INSERT INTO live_activity (device_id, fixture_id, want_stamp, next_try_at)
+        SELECT unnest($1::uuid[]), $2, $3::bigint, now()""",
+        [f.device_id for f in followers],
+        seed.FIXTURE_ID,
+        kick_off,
+    )
+    patient = config(push_settings, start_grace_s=5.0)
+    cut_off = Drainer(
+        engine, apns_client, config(push_settings, start_grace_s=5.0, lease_s=2.6, request_timeout=0.5)
+    )
+    started = await cut_off.send(await cut_off.take())
+    assert {(s.row.event, s.outcome.result.value) for s in started} == {("start", "sent")}
+    await asyncio.sleep(2.7)
+    waiting = Drainer(engine, apns_client, patient)
+    assert (await waiting.take()).consumed == 3  # in the grace: each row waits, nothing is sent
+    await cut_off.settle(started)
+    await drained(Drainer(engine, apns_client, patient))
+    starts = await accepted(sim, [f.push_to_start_token for f in followers])
+    assert all(len(pushes) == 1 for pushes in starts.values())
