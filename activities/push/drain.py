@@ -250,7 +250,7 @@ class Drainer:
         return list(await asyncio.gather(*(self._deliver(row, deadline) for row in batch.rows)))
 
     async def settle(self, sent: Sequence[Sent]) -> int:
-        """Write `sent` (`SETTLE`); how many rows this drainer still held the lease of."""
+        """Write `sent` (`SETTLE`); how many rows' outcomes it wrote."""
         if not sent:
             return 0
         params = self._settle_params(sent)
@@ -264,8 +264,8 @@ class Drainer:
         """Send a batch and settle it, retrying the settle through an outage for as long as it
         lasts: only rows this take still holds are written as outcomes, so a late settle is safe
         (it only gives back an alert that did not go), and until it lands the next drainer sees
-        the marks and repeats no alert. Stopping,
-        or a failure that is not the database's, drops the outcomes (the marks keep that safe)."""
+        the marks and repeats no alert. Stopping, or a failure that is not the database's, drops
+        the outcomes (the marks keep that safe)."""
         sent = await self.send(batch)
         wait = self._config.poll_s
         while True:
