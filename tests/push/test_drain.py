@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from activities.push.apns import ApnsClient
 from activities.push.drain import DrainConfig, Drainer
-from activities.push.statements import TAKE
+from activities.push.statements import TAKE, Sent
 from scoreline.db.urls import asyncpg_dsn
 from scoreline.settings import Settings
 from tests.push import seed
@@ -370,6 +370,16 @@ async def test_a_full_cache_of_published_pushes_delays_no_batch(
     assert all(pushes for pushes in got.values())
 
 
+async def refused_goal(drainer: Drainer, db: asyncpg.Connection, sim: PushSim, goal: int) -> list[Sent]:
+    """Publish a goal and let `drainer` take and send it to every mailbox, APNs answering each 503;
+    the answers, not settled yet."""
+    await publish(db, goal)
+    await sim.fault(status=503, count=3)
+    refused = await drainer.send(await drainer.take())
+    assert {s.outcome.result.value for s in refused} == {"retry"} and all(s.row.alert_stamp for s in refused)
+    return refused
+
+
 async def late_refusal(
     db: asyncpg.Connection,
     sim: PushSim,
@@ -387,10 +397,7 @@ async def late_refusal(
     successor = Drainer(engine, apns_client, config(push_settings))
     await answered_once(successor, db, goal - 2)
     await answered_once(cut_off, db, goal - 1)
-    await publish(db, goal)
-    await sim.fault(status=503, count=3)
-    refused = await cut_off.send(await cut_off.take())
-    assert {s.outcome.result.value for s in refused} == {"retry"} and all(s.row.alert_stamp for s in refused)
+    refused = await refused_goal(cut_off, db, sim, goal)
     await asyncio.sleep(2.7)
     await successor.settle(await successor.send(await successor.take()))
     if meanwhile is not None:
@@ -456,10 +463,7 @@ async def test_a_settle_retried_after_its_commit_gives_back_no_delivered_alert(
     second = Drainer(engine, apns_client, config(push_settings))
     await answered_once(second, db, goal - 2)
     await answered_once(first, db, goal - 1)
-    await publish(db, goal)
-    await sim.fault(status=503, count=3)
-    refused = await first.send(await first.take())
-    assert {s.outcome.result.value for s in refused} == {"retry"}
+    refused = await refused_goal(first, db, sim, goal)
     await first.settle(refused)
     await db.execute("UPDATE live_activity SET next_try_at = now()")
     await second.settle(await second.send(await second.take()))
@@ -484,10 +488,7 @@ async def test_a_late_refusal_settled_while_the_successor_takes_still_gives_the_
     goal = int(time.time())
     cut_off = Drainer(engine, apns_client, config(push_settings, lease_s=2.6, request_timeout=0.5))
     await answered_once(cut_off, db, goal - 1)
-    await publish(db, goal)
-    await sim.fault(status=503, count=3)
-    refused = await cut_off.send(await cut_off.take())
-    assert {s.outcome.result.value for s in refused} == {"retry"}
+    refused = await refused_goal(cut_off, db, sim, goal)
     await asyncio.sleep(2.7)
     async with engine.begin() as conn:
         taken = await conn.execute(
@@ -538,10 +539,7 @@ async def test_a_late_refusal_gives_back_no_alert_a_later_request_may_have_shown
     third = Drainer(engine, apns_client, config(push_settings))
     for number, drainer in enumerate((first, lost, third), start=3):
         await answered_once(drainer, db, goal - number)
-    await publish(db, goal)
-    await sim.fault(status=503, count=3)
-    refused = await first.send(await first.take())
-    assert {s.outcome.result.value for s in refused} == {"retry"}
+    refused = await refused_goal(first, db, sim, goal)
     await first.settle(refused)  # committed; its answer lost, so it will be written again
     await db.execute("UPDATE live_activity SET next_try_at = now()")
     shown = await lost.send(await lost.take())  # delivered; its worker dies before the settle
